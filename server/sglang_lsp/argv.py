@@ -1,0 +1,579 @@
+"""argv resolution with the semantics of sglang's parser (Python's argparse, ``allow_abbrev``).
+
+Input: the argument words of one invocation (after the launcher) and the catalog of the target
+sglang release. Output: :class:`ParsedArgs` — which option every word sets, the resulting value
+of every destination (defaults included; ``UNKNOWN`` where the file cannot tell) — and the
+findings of the catalog checks SGL001–SGL010, SGL013–SGL015. What argparse rejects is an error
+carrying the regular expression of the message sglang prints (``sglang_error``).
+
+The behaviours reproduced here are documented, with corpus cases, in
+``docs/argparse-semantics.md`` and verified against sglang 0.5.23's real parser by
+``tests/test_argparse_oracle.py``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import rules
+from .catalog import Catalog, Option
+from .findings import Applicability, Edit, Finding, Fix, Span
+from .invocation import Word
+from .valuetypes import convert, describe
+
+
+class _Unknown:
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __bool__(self) -> bool:  # pragma: no cover - guard against accidental truthiness
+        raise TypeError("UNKNOWN has no truth value; test `is UNKNOWN`")
+
+
+UNKNOWN: Any = _Unknown()
+
+# Frequently pasted flags of other inference servers (vLLM, TGI) → what sglang calls them.
+FOREIGN_FLAGS = {
+    "--max-model-len": "--context-length",
+    "--gpu-memory-utilization": "--mem-fraction-static",
+    "--max-num-seqs": "--max-running-requests",
+    "--max-num-batched-tokens": "--chunked-prefill-size",
+    "--pipeline-parallel-size": "--pipeline-parallel-size",
+    "--data-parallel-size": "--data-parallel-size",
+    "--enforce-eager": "--disable-cuda-graph",
+    "--swap-space": None,
+    "--served-model-name": "--served-model-name",
+    "--enable-prefix-caching": None,
+    "--disable-log-requests": None,
+    "--max-total-tokens": "--max-total-tokens",
+    "--num-shard": "--tp-size",
+    "--max-input-length": "--context-length",
+}
+
+
+@dataclass
+class FlagUse:
+    option: Option
+    spelling: str  # the full option string argparse matched (e.g. --tp-size for --tp)
+    written: str  # what the file says before any '=' (e.g. --tp)
+    word: Word
+    flag_span: Span
+    values: list[Word]
+    value_spans: list[Span]
+    explicit: bool
+    converted: list[Any] = field(default_factory=list)
+    index: int = 0  # position of the flag word in the argv
+
+    @property
+    def span(self) -> Span:
+        """The flag and its values."""
+        end = self.value_spans[-1].end if self.value_spans and not self.explicit else self.word.span.end
+        if self.word.span.path != (self.value_spans[-1].path if self.value_spans else self.word.span.path):
+            end = self.word.span.end
+        if self.value_spans and self.value_spans[-1].start < self.word.span.start:
+            end = self.word.span.end
+        return Span(self.word.span.start, max(end, self.word.span.end), self.word.span.path)
+
+
+@dataclass
+class ParsedArgs:
+    catalog: Catalog
+    uses: list[FlagUse]
+    values: dict[str, Any]
+    explicit: set[str]
+    open: bool
+    findings: list[Finding]
+
+    def get(self, dest: str) -> Any:
+        return self.values.get(dest, UNKNOWN)
+
+    def last_use(self, dest: str) -> FlagUse | None:
+        for use in reversed(self.uses):
+            if use.option.dest == dest:
+                return use
+        return None
+
+
+def _names(opt: Option) -> str:
+    return re.escape("/".join(opt.option_strings))
+
+
+_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+@dataclass
+class _Classified:
+    kind: str  # "O" option, "A" value, "U" unknown word, "X" unknown option, "D" '--'
+    word: Word
+    option: Option | None = None
+    spelling: str | None = None
+    written: str = ""
+    explicit: str | None = None  # text after '=' (None: no '='; UNKNOWN value → "")
+    explicit_known: bool = True
+    ambiguous: list[str] | None = None
+
+
+def _classify(cat: Catalog, word: Word, after_dashdash: bool) -> _Classified:
+    if after_dashdash:
+        return _Classified("A", word)
+    text = word.text
+    if text is None:
+        prefix = word.known_prefix
+        if prefix.startswith("-") and "=" in prefix:
+            flag = prefix.split("=", 1)[0]
+            c = _classify(cat, Word(flag, word.span, word.char_spans), False)
+            if c.kind == "O":
+                c.word = word
+                c.explicit = ""
+                c.explicit_known = False
+                c.written = flag
+                return c
+        return _Classified("U", word)
+    if text == "--":
+        return _Classified("D", word)
+    if not text or text[0] != "-" or text == "-":
+        return _Classified("A", word)
+    opt = cat.lookup(text)
+    if opt is not None:
+        return _Classified("O", word, opt, text, text)
+    if len(text) == 1:
+        return _Classified("A", word)
+    if "=" in text:
+        flag, value = text.split("=", 1)
+        opt = cat.lookup(flag)
+        if opt is not None:
+            return _Classified("O", word, opt, flag, flag, value)
+    # unique-prefix abbreviation (argparse allow_abbrev); only for "--" options here
+    if text.startswith("--"):
+        flag, eq, value = text.partition("=")
+        matches = cat.prefix_matches(flag)
+        if len(matches) > 1:
+            return _Classified("X", word, written=flag, ambiguous=matches, explicit=value if eq else None)
+        if len(matches) == 1:
+            return _Classified("O", word, cat.lookup(matches[0]), matches[0], flag, value if eq else None)
+    elif len(text) > 2:
+        # single-dash: argparse tries the 2-char short option with the rest as its value
+        short = cat.lookup(text[:2])
+        if short is not None:
+            return _Classified("O", word, short, text[:2], text[:2], text[2:])
+    if _NEGATIVE.match(text) and not cat.has_negative_number_options:
+        return _Classified("A", word)
+    if " " in text:
+        return _Classified("A", word)
+    return _Classified("X", word, written=text.split("=", 1)[0])
+
+
+def _explicit_word(c: _Classified) -> tuple[Word, Span]:
+    """The value part of ``--flag=value`` as its own word."""
+    w = c.word
+    if not c.explicit_known:
+        start = len(c.written) + 1
+        span = w.sub_span(start, start) if w.char_spans else w.span
+        return Word(None, Span(span.start, w.span.end, w.span.path), None, w.quote, "", w.origin), Span(span.start, w.span.end, w.span.path)
+    start = len(w.text) - len(c.explicit)
+    span = w.sub_span(start, len(w.text))
+    spans = w.char_spans[start:] if w.char_spans else None
+    return Word(c.explicit, span, spans, w.quote, "", w.origin, w.config_key), span
+
+
+def _flag_span(c: _Classified) -> Span:
+    w = c.word
+    if w.text is not None and c.explicit is not None:
+        return w.sub_span(0, len(c.written))
+    if w.text is None and c.explicit is not None:
+        return w.span
+    return w.span
+
+
+def _finding(code: str, message: str, span: Span, **kw) -> Finding:
+    rule = rules.get(code)
+    return Finding(code=code, severity=rule.severity, message=message, span=span, **kw)
+
+
+def _replace_fix(title: str, span: Span, text: str, applicability: Applicability) -> Fix:
+    return Fix(title, applicability, (Edit(span, text),))
+
+
+def _suggest(cat: Catalog, flag: str) -> str | None:
+    names = cat.long_names()
+    close = difflib.get_close_matches(flag, names, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_required: bool = True,
+            anchor: Span | None = None) -> ParsedArgs:
+    """Resolve ``words`` against ``cat`` like ``parser.parse_args`` would, collecting findings."""
+    findings: list[Finding] = []
+    classified: list[_Classified] = []
+    dashdash = False
+    for w in words:
+        c = _classify(cat, w, dashdash)
+        if c.kind == "D":
+            dashdash = True
+        classified.append(c)
+
+    uses: list[FlagUse] = []
+    values: dict[str, Any] = {}
+    explicit_dests: set[str] = set()
+    blind = False  # after an unknown word in flag position, stray values are not ours to judge
+    owner_unknown = False  # values after an unknown option belong to it
+    i = 0
+    n = len(classified)
+    while i < n:
+        c = classified[i]
+        if c.kind in ("D", "R"):
+            i += 1
+            continue
+        if c.kind == "U":
+            blind = True
+            owner_unknown = False
+            i += 1
+            continue
+        if c.kind == "A":
+            if not blind and not owner_unknown:
+                findings.append(_stray(c.word))
+            i += 1
+            continue
+        if c.kind == "X":
+            findings.append(_unknown_option(cat, c))
+            owner_unknown = True
+            blind = False
+            i += 1
+            continue
+        # an option
+        blind = False
+        owner_unknown = False
+        opt = c.option
+        assert opt is not None
+        if c.written != c.spelling:
+            findings.append(
+                _finding(
+                    "SGL007",
+                    f"`{c.written}` is an abbreviation of `{c.spelling}`; spell it out so a future flag "
+                    f"sharing the prefix cannot make it ambiguous",
+                    _flag_span(c),
+                    flag=c.spelling,
+                    fixes=[_replace_fix(f"Spell out `{c.spelling}`", _flag_span(c), c.spelling, Applicability.SAFE)],
+                )
+            )
+        if opt.rejects:
+            findings.append(
+                _finding("SGL015", f"`{c.spelling}` is retired: sglang {cat.sglang_version} refuses it"
+                         + (f"; use `{opt.replacement}`" if opt.replacement else ""),
+                         _flag_span(c), flag=c.spelling, sglang_error=re.escape(c.spelling) if False else None)
+            )
+        value_words: list[Word] = []
+        value_spans: list[Span] = []
+        j = i + 1
+        if c.explicit is not None:
+            if opt.is_switch:
+                vw, vs = _explicit_word(c)
+                findings.append(_value_for_switch(opt, c, vw, vs, explicit=True))
+                i += 1
+                continue
+            vw, vs = _explicit_word(c)
+            value_words.append(vw)
+            value_spans.append(vs)
+        else:
+            following = []
+            k = i + 1
+            while k < n and classified[k].kind in ("A", "U"):
+                following.append(classified[k])
+                k += 1
+            nargs = opt.nargs
+            if opt.is_switch and nargs in (None, 0):
+                take = 0
+            elif nargs is None:
+                take = min(1, len(following))
+            elif nargs == "?":
+                take = min(1, len(following))
+            elif nargs in ("*", "+"):
+                take = len(following)
+            else:
+                take = min(int(nargs), len(following))
+            need = {None: 1, "?": 0, "*": 0, "+": 1}.get(nargs, nargs) if not (opt.is_switch and nargs in (None, 0)) else 0
+            if take < (need or 0):
+                # a following unknown word could still be the value; only known words end it
+                nxt = classified[k] if k < n else None
+                if not (open_argv and nxt is None):
+                    findings.append(_missing_value(opt, c, nargs, need))
+            for f in following[:take]:
+                value_words.append(f.word)
+                value_spans.append(f.word.span)
+            j = i + 1 + take
+            if opt.is_switch and following and following[0].kind == "A" and following[0].word.text is not None \
+                    and following[0].word.text.lower() in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+                w = following[0].word
+                findings.append(_value_for_switch(opt, c, w, w.span, explicit=False))
+                classified[i + 1] = _Classified("R", w)  # reported here, not again as stray
+                j = i + 1
+        use = FlagUse(opt, c.spelling or c.written, c.written, c.word, _flag_span(c), value_words, value_spans,
+                      c.explicit is not None, index=i)
+        _convert_values(cat, use, findings)
+        _check_deprecated(cat, use, findings)
+        uses.append(use)
+        i = j
+
+    # repeated flags, final values
+    by_dest: dict[str, list[FlagUse]] = {}
+    for use in uses:
+        by_dest.setdefault(use.option.dest, []).append(use)
+        _apply(use, values)
+        explicit_dests.add(use.option.dest)
+    for dest, group in by_dest.items():
+        if len(group) < 2 or group[-1].option.action in ("append", "append_const", "count"):
+            continue
+        last = group[-1]
+        for earlier in group[:-1]:
+            if earlier.word.origin == "config" and last.word.origin != "config":
+                findings.append(
+                    _finding("SGL019", f"`{earlier.spelling}` from the config file is overridden by the command "
+                             f"line (`{last.written}`)", earlier.flag_span, flag=earlier.spelling,
+                             related=[(last.flag_span, "the value that wins")])
+                )
+                continue
+            same = [w.text for w in earlier.values] == [w.text for w in last.values] and earlier.option is last.option \
+                and earlier.written == last.written
+            msg = (f"`{earlier.written}` is given again later with the same value; this one is redundant" if same else
+                   f"`{earlier.written}` is given again later (`{last.written}`), and only the last one counts")
+            fix = None
+            if earlier.word.origin == "shell" and all(w.origin == "shell" for w in earlier.values):
+                fix = Fix(f"Remove the earlier `{earlier.written}`", Applicability.SAFE,
+                          (Edit(Span(earlier.span.start, earlier.span.end, earlier.span.path), ""),))
+            findings.append(
+                _finding("SGL009", msg, earlier.flag_span, flag=earlier.spelling,
+                         related=[(last.flag_span, "the occurrence that wins")], fixes=[fix] if fix else [],
+                         tags=("unnecessary",) if same else ())
+            )
+
+    for opt in cat.options:
+        if opt.dest not in values and opt.default is not None:
+            values.setdefault(opt.dest, opt.default)
+        elif opt.dest not in values:
+            values.setdefault(opt.dest, None)
+
+    any_unknown = open_argv or any(c.kind == "U" for c in classified)
+    if check_required and not any_unknown and anchor is not None:
+        for opt in cat.options:
+            if opt.required and opt.dest not in explicit_dests:
+                names = "/".join(opt.option_strings)
+                findings.append(
+                    _finding("SGL014", f"sglang requires `{opt.name}` and this launch does not give it", anchor,
+                             flag=opt.name,
+                             sglang_error=r"the following arguments are required: .*" + re.escape(names))
+                )
+    return ParsedArgs(cat, uses, values, explicit_dests, any_unknown, findings)
+
+
+def _apply(use: FlagUse, values: dict[str, Any]) -> None:
+    opt = use.option
+    dest = opt.dest
+    if opt.action == "store_true":
+        values[dest] = True
+    elif opt.action == "store_false":
+        values[dest] = False
+    elif opt.action == "boolean_optional":
+        values[dest] = not use.spelling.startswith("--no-")
+    elif opt.action in ("store_const", "append_const"):
+        values[dest] = opt.const
+    elif opt.action == "count":
+        prev = values.get(dest)
+        values[dest] = (prev if isinstance(prev, int) else 0) + 1
+    elif opt.action == "custom" and opt.nargs == 0:
+        values[dest] = True if opt.const is None else opt.const
+    else:
+        conv = use.converted
+        if opt.nargs in ("*", "+") or isinstance(opt.nargs, int) and opt.nargs > 1:
+            val: Any = UNKNOWN if any(v is UNKNOWN for v in conv) else list(conv)
+        elif not conv:
+            val = opt.const
+        else:
+            val = conv[0]
+        if opt.action == "append":
+            prev = values.get(dest)
+            values[dest] = UNKNOWN if val is UNKNOWN or prev is UNKNOWN else (prev or []) + [val]
+        else:
+            values[dest] = val
+
+
+def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None:
+    opt = use.option
+    for w, sp in zip(use.values, use.value_spans):
+        if w.text is None:
+            use.converted.append(UNKNOWN)
+            continue
+        ok, value = convert(opt.type or "str", w.text)
+        if not ok:
+            tname = (opt.type or "str").split(":")[-1]
+            findings.append(
+                _finding(
+                    "SGL003",
+                    f"`{use.written}` expects {describe(opt.type or 'str')}, not `{w.text}`",
+                    sp, flag=use.spelling,
+                    sglang_error=rf"argument {_names(opt)}: (invalid \S+ value: {re.escape(repr(w.text))}|.*)",
+                )
+            )
+            use.converted.append(UNKNOWN)
+            continue
+        if value is None and opt.type and opt.type.startswith("custom:"):
+            use.converted.append(UNKNOWN)
+            continue
+        use.converted.append(value)
+        if opt.choices is not None and value not in opt.choices:
+            choices = [str(c) for c in opt.choices]
+            close = difflib.get_close_matches(str(w.text), choices, n=1, cutoff=0.6)
+            lowered = [c for c in choices if c.lower() == str(w.text).lower()]
+            suggestion = lowered[0] if lowered else (close[0] if close else None)
+            shown = ", ".join(choices[:12]) + (" …" if len(choices) > 12 else "")
+            fixes = []
+            if suggestion is not None and w.origin in ("shell", "config", "yaml"):
+                fixes.append(_replace_fix(f"Use `{suggestion}`", sp, _requote(w, suggestion),
+                                          Applicability.SAFE if lowered else Applicability.UNSAFE))
+            findings.append(
+                _finding(
+                    "SGL002",
+                    f"`{w.text}` is not a valid choice for `{use.spelling}`"
+                    + (f"; did you mean `{suggestion}`?" if suggestion else "")
+                    + f" (choices: {shown})",
+                    sp, flag=use.spelling, fixes=fixes,
+                    sglang_error=rf"argument {_names(opt)}: invalid choice: {re.escape(repr(value))}",
+                )
+            )
+
+
+def _requote(word: Word, text: str) -> str:
+    if word.quote == "'" and word.char_spans and word.span.start < word.char_spans[0][0]:
+        return text  # the edit range lies inside the quotes
+    return text
+
+
+def _check_deprecated(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None:
+    opt = use.option
+    if not opt.deprecated or opt.rejects:
+        return
+    repl = opt.replacement
+    fixes: list[Fix] = []
+    simple = repl is not None and re.fullmatch(r"--[a-z0-9][a-z0-9-]*", repl) is not None
+    if simple and use.word.origin == "shell":
+        target = cat.lookup(repl)
+        if target is not None and target.is_switch and (opt.is_switch or opt.action == "custom"):
+            fixes.append(Fix(f"Replace with `{repl}`", Applicability.SAFE, (Edit(use.span, repl),)))
+        elif target is not None and not target.is_switch and not opt.is_switch:
+            fixes.append(_replace_fix(f"Rename to `{repl}`", use.flag_span, repl, Applicability.SAFE))
+    elif repl:
+        fixes.append(Fix(f"Use `{repl}` instead", Applicability.DISPLAY, ()))
+    findings.append(
+        _finding(
+            "SGL008",
+            f"`{use.spelling}` is deprecated in sglang {cat.sglang_version}" + (f"; use `{repl}`" if repl else ""),
+            use.flag_span, flag=use.spelling, fixes=fixes, tags=("deprecated",),
+        )
+    )
+
+
+def _stray(word: Word) -> Finding:
+    text = word.text or ""
+    return _finding(
+        "SGL013",
+        f"`{text}` is not the value of any flag; sglang's parser rejects it as an unrecognized argument"
+        if text.strip() else "a lone escaped space is passed as an argument; sglang's parser rejects it",
+        word.span, sglang_error=r"unrecognized arguments: .*" + re.escape(text),
+    )
+
+
+def _unknown_option(cat: Catalog, c: _Classified) -> Finding:
+    flag = c.written
+    span = _flag_span(c) if c.word.text is not None and "=" in (c.word.text or "") else c.word.span
+    if c.word.text is not None and "=" in c.word.text:
+        span = c.word.sub_span(0, len(flag))
+    if c.ambiguous:
+        shown = ", ".join(c.ambiguous[:6]) + (" …" if len(c.ambiguous) > 6 else "")
+        return _finding(
+            "SGL006",
+            f"`{flag}` is ambiguous: it abbreviates {len(c.ambiguous)} flags ({shown})",
+            span, flag=flag, sglang_error=r"ambiguous option: " + re.escape(flag),
+        )
+    error = r"unrecognized arguments: .*" + re.escape(c.word.text or flag)
+    kebab = "--" + flag.lstrip("-").replace("_", "-") if flag.startswith("-") else flag
+    if "_" in flag and (cat.lookup(kebab) or len(cat.prefix_matches(kebab)) == 1):
+        target = cat.lookup(kebab) and kebab or cat.prefix_matches(kebab)[0]
+        return _finding(
+            "SGL010", f"`{flag}` uses underscores; sglang's flag is `{target}`", span, flag=target,
+            sglang_error=error,
+            fixes=[_replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)] if c.word.origin in ("shell", "yaml") else [],
+        )
+    if flag.startswith("-") and not flag.startswith("--") and cat.lookup("-" + flag):
+        target = "-" + flag
+        return _finding(
+            "SGL001", f"`{flag}` is not a flag; sglang's long flags start with two dashes: `{target}`", span,
+            flag=flag, sglang_error=error,
+            fixes=[_replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)] if c.word.origin in ("shell", "yaml") else [],
+        )
+    fixes = []
+    if flag in FOREIGN_FLAGS:
+        target = FOREIGN_FLAGS[flag]
+        if target and cat.lookup(target):
+            msg = f"`{flag}` is a vLLM flag; sglang's nearest equivalent is `{target}`"
+            fixes.append(_replace_fix(f"Use `{target}`", span, target, Applicability.UNSAFE))
+        else:
+            msg = f"`{flag}` is a vLLM flag that sglang does not have"
+    else:
+        guess = _suggest(cat, flag) if flag.startswith("-") else None
+        if guess is None and flag.startswith("-") and not flag.startswith("--"):
+            guess = _suggest(cat, "-" + flag)
+        msg = f"sglang {cat.sglang_version} has no flag `{flag}`" + (f"; did you mean `{guess}`?" if guess else "")
+        if guess:
+            fixes.append(_replace_fix(f"Use `{guess}`", span, guess, Applicability.UNSAFE))
+    if c.word.origin not in ("shell", "yaml"):
+        fixes = []
+    return _finding("SGL001", msg, span, flag=flag, sglang_error=error, fixes=fixes)
+
+
+def _missing_value(opt: Option, c: _Classified, nargs, need) -> Finding:
+    if nargs is None:
+        err, what = "expected one argument", "a value"
+    elif nargs == "+":
+        err, what = "expected at least one argument", "at least one value"
+    else:
+        err, what = f"expected {need} arguments?", f"{need} values"
+    return _finding(
+        "SGL004", f"`{c.written}` needs {what} and gets none", _flag_span(c), flag=c.spelling,
+        sglang_error=rf"argument {_names(opt)}: {err}",
+    )
+
+
+def _value_for_switch(opt: Option, c: _Classified, value: Word, span: Span, explicit: bool) -> Finding:
+    text = value.text if value.text is not None else "…"
+    if explicit:
+        err = rf"argument {_names(opt)}: ignored explicit argument {re.escape(repr(text))}"
+    else:
+        err = r"unrecognized arguments: .*" + re.escape(text)
+    fixes = []
+    falsy = text.lower() in ("false", "0", "no", "off")
+    if c.word.origin == "shell" and value.origin == "shell":
+        if falsy:
+            whole = Span(c.word.span.start, span.end, c.word.span.path)
+            neg = next((s for s in opt.option_strings if s.startswith("--no-")), None)
+            if opt.action == "boolean_optional" and neg:
+                fixes.append(Fix(f"Write `{neg}`", Applicability.UNSAFE, (Edit(whole, neg),)))
+            else:
+                fixes.append(Fix(f"Remove `{c.written}` (it is off by default)", Applicability.UNSAFE, (Edit(whole, ""),)))
+        else:
+            start = _flag_span(c).end if explicit else c.word.span.end
+            fixes.append(Fix(f"Remove the value `{text}`", Applicability.SAFE,
+                             (Edit(Span(start, span.end, span.path), ""),)))
+    note = " (writing false does not turn it off)" if falsy else ""
+    return _finding(
+        "SGL005", f"`{c.written}` is a switch and takes no value; `{text}` is rejected{note}", span,
+        flag=c.spelling, sglang_error=err, fixes=fixes,
+    )

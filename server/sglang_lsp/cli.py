@@ -1,0 +1,208 @@
+"""``sglang-lsp`` command line: ``check``, ``rule``, ``rules``.
+
+Exit codes: 0 clean, 1 findings at error level (or at ``--fail-on``), 2 usage or internal error.
+The check path never imports pygls/lsprotocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from . import DEFAULT_SGLANG_VERSION, __version__
+from .catalog import available_versions
+from .document import Document, decode
+from .engine import Options, check_document, detect_language
+from .findings import CheckError, Severity
+
+SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
+             ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", "build", "dist"}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # usage errors exit with 2 and no traceback
+        self.print_usage(sys.stderr)
+        self.exit(2, f"sglang-lsp: error: {message}\n")
+
+
+def _codes(value: str) -> tuple[str, ...]:
+    return tuple(c.strip().upper() for c in value.split(",") if c.strip())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="sglang-lsp", description="Checks sglang launch commands in scripts and deployment files.")
+    p.add_argument("--version", action="version", version=f"sglang-lsp {__version__} (default sglang target {DEFAULT_SGLANG_VERSION})")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    c = sub.add_parser("check", help="check files or directories")
+    c.add_argument("paths", nargs="*", default=["."], help="files or directories; '-' reads standard input")
+    c.add_argument("--format", choices=["text", "concise", "json"], default="text")
+    c.add_argument("--gpu", help="target GPU profile (e.g. H100, B200, MI355X)")
+    c.add_argument("--sglang-version", help=f"target sglang release (default {DEFAULT_SGLANG_VERSION})")
+    c.add_argument("--select", type=_codes, default=(), help="only these codes or prefixes (comma-separated)")
+    c.add_argument("--ignore", type=_codes, default=(), help="skip these codes or prefixes (comma-separated)")
+    c.add_argument("--stdin-filename", help="path to report (and detect the kind from) when reading '-'")
+
+    r = sub.add_parser("rule", help="print a rule's documentation")
+    r.add_argument("code")
+
+    sub.add_parser("rules", help="list all rules")
+    return p
+
+
+def _git_files(directory: Path) -> list[Path] | None:
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(directory), "ls-files", "--cached", "--others", "--exclude-standard", "-z", "."],
+            capture_output=True, timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    out = []
+    for rel in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if rel and not any(part in SKIP_DIRS for part in Path(rel).parts[:-1]):
+            out.append(directory / rel)
+    return sorted(out)
+
+
+def _walk(directory: Path) -> list[Path]:
+    found = _git_files(directory)
+    if found is not None:
+        return found
+    out = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not (Path(root, d) / "pyvenv.cfg").exists())
+        out.extend(Path(root, f) for f in sorted(files))
+    return out
+
+
+def _candidate(path: Path) -> bool:
+    name = path.name
+    if path.suffix.lower() in (".sh", ".bash", ".zsh", ".ksh", ".slurm", ".sbatch", ".yaml", ".yml"):
+        return True
+    if path.suffix == "" or fnmatch.fnmatch(name, "*.command"):
+        try:
+            with path.open("rb") as fh:
+                head = fh.read(128)
+        except OSError:
+            return False
+        return head.startswith(b"#!") and (b"sh" in head.split(b"\n", 1)[0])
+    return False
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    options = Options(sglang_version=args.sglang_version, gpu=args.gpu, select=args.select, ignore=args.ignore)
+    if args.sglang_version and args.sglang_version not in available_versions():
+        print(f"sglang-lsp: error: no flag catalog for sglang {args.sglang_version} "
+              f"(bundled: {', '.join(available_versions())})", file=sys.stderr)
+        return 2
+    from .output import locate, render_json, render_text
+
+    targets: list[tuple[str, bytes | None, bool]] = []  # (display path, data or None, explicit)
+    problems = 0
+    for given in args.paths:
+        if given == "-":
+            targets.append((args.stdin_filename or "-", sys.stdin.buffer.read(), True))
+            continue
+        p = Path(given)
+        if p.is_dir():
+            for f in _walk(p):
+                if _candidate(f):
+                    rel = os.path.join(given, os.path.relpath(f, p)) if given not in (".", "./") else os.path.relpath(f, p)
+                    targets.append((rel, None, False))
+        elif p.exists():
+            targets.append((given, None, True))
+        else:
+            print(f"sglang-lsp: error: {given}: no such file or directory", file=sys.stderr)
+            problems += 1
+
+    locs = []
+    files_checked = 0
+    internal = False
+    for display, data, explicit in targets:
+        if data is None:
+            try:
+                data = Path(display).read_bytes()
+            except OSError as exc:
+                print(f"sglang-lsp: error: {display}: {exc.strerror}", file=sys.stderr)
+                problems += 1
+                continue
+        text = decode(data)
+        kind_path = display if display != "-" else None
+        language = detect_language(kind_path, text)
+        if language is None:
+            if not explicit:
+                continue
+            language = "shell"
+        files_checked += 1
+        result = check_document(Document(text, kind_path, language), options)
+        for err in result.errors:
+            print(f"sglang-lsp: {display}: {err}", file=sys.stderr)
+            internal = True
+        locs.extend(locate(result, display))
+
+    if args.format == "json":
+        print(render_json(locs, files_checked, args.sglang_version))
+    else:
+        text = render_text(locs, concise=args.format == "concise")
+        if text:
+            print(text.rstrip("\n") + ("\n" if args.format == "text" else ""))
+        counts = {s: sum(1 for l in locs if l.finding.severity == s) for s in Severity}
+        if args.format == "text":
+            summary = ", ".join(f"{n} {s.value}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
+            print(f"Checked {files_checked} file{'s' if files_checked != 1 else ''}: {summary or 'no problems'}.",
+                  file=sys.stderr)
+    if problems or internal:
+        return 2
+    return 1 if any(l.finding.severity == Severity.ERROR for l in locs) else 0
+
+
+def _run_rule(code: str) -> int:
+    from . import rules
+
+    rule = rules.registry().get(code.upper())
+    if rule is None:
+        print(f"sglang-lsp: error: unknown rule {code!r}; `sglang-lsp rules` lists them", file=sys.stderr)
+        return 2
+    print(f"{rule.code} ({rule.name}) — default severity: {rule.severity.value}\n")
+    print(rule.doc().rstrip())
+    return 0
+
+
+def _run_rules() -> int:
+    from . import rules
+
+    for rule in rules.RULES:
+        print(f"{rule.code}  {rule.severity.value:<7}  {rule.name:<32} {rule.summary}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            return _run_check(args)
+        if args.command == "rule":
+            return _run_rule(args.code)
+        if args.command == "rules":
+            return _run_rules()
+        parser.print_help()
+        return 2
+    except CheckError as exc:
+        print(f"sglang-lsp: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

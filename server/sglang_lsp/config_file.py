@@ -1,0 +1,164 @@
+"""sglang ``--config`` YAML files → the argv words sglang's config merger produces from them.
+
+sglang reads the file with a YAML safe loader and turns every top-level key into ``--<key>``
+(the key as written), followed by: nothing for ``true`` on a store_true flag (and the key is
+dropped for ``false``), ``true``/``false`` for other flags, each item for a list, JSON for a
+mapping, and ``str(value)`` otherwise. Keys of actions its merger does not support raise.
+The words produced here point at the key and the value in the YAML file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import tree_sitter as ts
+
+from . import queries, rules
+from .catalog import Catalog
+from .findings import Finding, Span
+from .invocation import Word
+from .yaml_scalars import resolve_plain, scalar
+
+
+@dataclass
+class ConfigFile:
+    path: str
+    words: list[Word] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    keys: list[tuple[str, Span]] = field(default_factory=list)
+    is_mapping: bool = True
+
+
+def _py_str(value: Any) -> str:
+    """``str()`` of a value as Python prints it (what sglang passes to argparse)."""
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if math.isnan(value):
+            return "nan"
+    return str(value)
+
+
+def _mapping_pairs(node: ts.Node) -> list[ts.Node]:
+    return [c for c in node.named_children if c.type in ("block_mapping_pair", "flow_pair")]
+
+
+def _value(data: bytes, node: ts.Node | None) -> tuple[Any, Span | None, bool]:
+    """(python value, source span, known) of a YAML value node."""
+    if node is None:
+        return None, None, True
+    inner = node
+    if node.type in ("flow_node", "block_node"):
+        inner = next((c for c in node.named_children if c.type not in ("tag", "anchor", "comment")), None)
+        if inner is None:
+            return None, Span(node.start_byte, node.end_byte), True
+    span = Span(inner.start_byte, inner.end_byte)
+    if inner.type in ("block_sequence", "flow_sequence"):
+        items = []
+        for item in inner.named_children:
+            target = item
+            if item.type == "block_sequence_item":
+                target = item.named_children[0] if item.named_children else None
+            if target is None or target.type == "comment":
+                continue
+            v, _, ok = _value(data, target)
+            if not ok:
+                return None, span, False
+            items.append(v)
+        return items, span, True
+    if inner.type in ("block_mapping", "flow_mapping"):
+        out = {}
+        for pair in _mapping_pairs(inner):
+            k, _, ok1 = _value(data, pair.child_by_field_name("key"))
+            v, _, ok2 = _value(data, pair.child_by_field_name("value"))
+            if not (ok1 and ok2):
+                return None, span, False
+            out[k] = v
+        return out, span, True
+    if inner.type == "alias":
+        return None, span, False
+    sc = scalar(data, inner)
+    if sc is None:
+        return None, span, False
+    if sc.style == "plain":
+        return resolve_plain(sc.text), span, True
+    return sc.text, span, True
+
+
+def read_config(text: str, path: str, cat: Catalog) -> ConfigFile:
+    data = text.encode("utf-8", errors="surrogateescape")
+    tree = queries.parser("yaml").parse(data)
+    cfg = ConfigFile(path)
+    root = tree.root_node
+    docs = [c for c in root.named_children if c.type == "document"]
+    body = None
+    if docs:
+        body = next((c for c in docs[0].named_children if c.type in ("block_node", "flow_node")), None)
+    if body is None:
+        return cfg  # empty file: sglang treats it as {}
+    mapping = next((c for c in body.named_children if c.type in ("block_mapping", "flow_mapping")), None)
+    if mapping is None:
+        cfg.is_mapping = False
+        cfg.findings.append(Finding("SGL016", rules.get("SGL016").severity,
+                                    "a sglang config file must be a YAML mapping of flag names to values",
+                                    Span(body.start_byte, body.end_byte, path),
+                                    sglang_error=r"Config file must contain a dictionary at root level"))
+        return cfg
+    for pair in _mapping_pairs(mapping):
+        key_node = pair.child_by_field_name("key")
+        value_node = pair.child_by_field_name("value")
+        key, _, _ = _value(data, key_node)
+        if key_node is None or not isinstance(key, str):
+            continue
+        key_sc = scalar(data, key_node)
+        key_span = Span(*(key_sc.content_span if key_sc else (key_node.start_byte, key_node.end_byte)), path)
+        cfg.keys.append((key, key_span))
+        opt = cat.config_key(key)
+        if opt is not None and not opt.config:
+            cfg.findings.append(Finding(
+                "SGL017", rules.get("SGL017").severity,
+                f"sglang does not accept `{key}` in a config file (its action cannot be set from YAML); "
+                f"pass `{opt.name}` on the command line", key_span, flag=opt.name,
+                sglang_error=r"Unsupported config option '" + key.replace("-", "_") + "'",
+            ))
+            continue
+        value, vspan, known = _value(data, value_node)
+        flag = f"--{key}"
+        flag_word = Word(flag, key_span, [(key_span.start, key_span.start)] * 2 + _key_chars(key, key_span),
+                         None, "", "config", key)
+        vspan = Span(vspan.start, vspan.end, path) if vspan else key_span
+        if not known:
+            cfg.words += [flag_word, Word(None, vspan, None, None, "", "config", key)]
+            continue
+        store_true = opt is not None and opt.action == "store_true" and key.replace("-", "_") in _keys(opt)
+        if isinstance(value, bool):
+            if store_true:
+                if value:
+                    cfg.words.append(flag_word)
+            else:
+                cfg.words += [flag_word, Word(str(value).lower(), vspan, None, None, "", "config", key)]
+        elif isinstance(value, list):
+            if value:
+                cfg.words.append(flag_word)
+                cfg.words += [Word(_py_str(v), vspan, None, None, "", "config", key) for v in value]
+        elif isinstance(value, dict):
+            cfg.words += [flag_word, Word(json.dumps(value), vspan, None, None, "", "config", key)]
+        else:
+            text_value = _py_str(value)
+            sc = scalar(data, value_node) if value_node is not None else None
+            spans = sc.spans if sc is not None and sc.text == text_value and len(sc.spans) == len(text_value) else None
+            cfg.words += [flag_word, Word(text_value, vspan, spans, None, "", "config", key)]
+    return cfg
+
+
+def _keys(opt) -> set[str]:
+    return {opt.dest} | {s[2:].replace("-", "_") for s in opt.option_strings if s.startswith("--")}
+
+
+def _key_chars(key: str, span: Span) -> list[tuple[int, int]]:
+    if span.end - span.start == len(key.encode("utf-8", "surrogateescape")) and key.isascii():
+        return [(span.start + i, span.start + i + 1) for i in range(len(key))]
+    return [(span.start, span.end)] * len(key)

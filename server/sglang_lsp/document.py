@@ -1,0 +1,110 @@
+"""A checked text: its bytes, its line index, and conversions between byte offsets,
+1-based line/column in code points (CLI) and LSP positions in any position encoding.
+
+Text is decoded as UTF-8 with ``surrogateescape`` so that invalid bytes survive a round trip
+and byte offsets from tree-sitter always match the original file.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+
+def decode(data: bytes) -> str:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+@dataclass
+class Document:
+    text: str
+    path: str | None = None
+    language: str = "shell"  # "shell" | "yaml"
+    data: bytes = field(init=False, repr=False)
+    _line_starts: list[int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.data = self.text.encode("utf-8", errors="surrogateescape")
+        starts = [0]
+        find = self.data.find
+        pos = find(b"\n")
+        while pos != -1:
+            starts.append(pos + 1)
+            pos = find(b"\n", pos + 1)
+        self._line_starts = starts
+
+    @property
+    def line_count(self) -> int:
+        return len(self._line_starts)
+
+    def line_of(self, byte: int) -> int:
+        """0-based line containing ``byte``."""
+        return bisect.bisect_right(self._line_starts, byte) - 1
+
+    def line_span(self, line: int) -> tuple[int, int]:
+        """Byte range of 0-based ``line`` without its line terminator."""
+        start = self._line_starts[line]
+        end = self._line_starts[line + 1] - 1 if line + 1 < len(self._line_starts) else len(self.data)
+        if end > start and self.data[end - 1 : end] == b"\r":
+            end -= 1
+        return start, end
+
+    def line_text(self, line: int) -> str:
+        start, end = self.line_span(line)
+        return self.data[start:end].decode("utf-8", errors="surrogateescape")
+
+    def byte_to_point(self, byte: int) -> tuple[int, int]:
+        """0-based (line, byte column)."""
+        byte = max(0, min(byte, len(self.data)))
+        line = self.line_of(byte)
+        return line, byte - self._line_starts[line]
+
+    def _prefix(self, line: int, byte: int) -> str:
+        return self.data[self._line_starts[line] : byte].decode("utf-8", errors="surrogateescape")
+
+    def byte_to_linecol(self, byte: int) -> tuple[int, int]:
+        """1-based line and 1-based column counted in Unicode code points (CLI output)."""
+        byte = max(0, min(byte, len(self.data)))
+        line = self.line_of(byte)
+        return line + 1, len(self._prefix(line, byte)) + 1
+
+    def byte_to_lsp(self, byte: int, encoding: str = "utf-16") -> tuple[int, int]:
+        """0-based (line, character) in the negotiated LSP position encoding."""
+        byte = max(0, min(byte, len(self.data)))
+        line = self.line_of(byte)
+        if encoding == "utf-8":
+            return line, byte - self._line_starts[line]
+        prefix = self._prefix(line, byte)
+        if encoding == "utf-32":
+            return line, len(prefix)
+        return line, utf16_len(prefix)
+
+    def lsp_to_byte(self, line: int, character: int, encoding: str = "utf-16") -> int:
+        """Byte offset of an LSP position; positions past the end clamp to the line end."""
+        if line < 0:
+            return 0
+        if line >= len(self._line_starts):
+            return len(self.data)
+        start, end = self.line_span(line)
+        if encoding == "utf-8":
+            return min(start + max(character, 0), end)
+        text = self.data[start:end].decode("utf-8", errors="surrogateescape")
+        units = 0
+        for i, ch in enumerate(text):
+            if units >= character:
+                return start + len(text[:i].encode("utf-8", errors="surrogateescape"))
+            units += 1 if encoding == "utf-32" else utf16_len(ch)
+        return end
+
+    def slice(self, start: int, end: int) -> str:
+        return self.data[start:end].decode("utf-8", errors="surrogateescape")
+
+
+def utf16_len(text: str) -> int:
+    n = len(text)
+    for ch in text:
+        if ord(ch) > 0xFFFF:
+            n += 1
+    return n

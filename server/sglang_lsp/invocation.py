@@ -1,0 +1,142 @@
+"""Launch commands found in a file: the argv words with their exact source ranges, and the
+recognizer that decides whether a word list starts sglang's server (or its router).
+
+A :class:`Word` is one argv element after shell (or YAML) processing. Its ``text`` is ``None``
+when the value cannot be known statically; ``char_spans`` maps every character of ``text`` back
+to the source bytes it came from, so that the flag part and the value part of ``--x=v`` (or a
+word expanded from a variable defined elsewhere) each get their own exact range.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .findings import Span
+
+
+@dataclass
+class Word:
+    text: str | None
+    span: Span
+    char_spans: list[tuple[int, int]] | None = None
+    quote: str | None = None  # the quoting of the source word: None, "'" or '"'
+    known_prefix: str = ""  # literal start of an unknown word, e.g. "--tp=" for --tp=$TP
+    origin: str = "shell"  # shell | array | variable | yaml | config
+    config_key: str | None = None  # for words that come from a --config YAML key
+
+    @property
+    def known(self) -> bool:
+        return self.text is not None
+
+    def sub_span(self, start: int, end: int) -> Span:
+        """Source range of characters ``[start, end)`` of :attr:`text`."""
+        spans = self.char_spans
+        if not spans or self.text is None:
+            return self.span
+        start = max(0, min(start, len(spans)))
+        end = max(start, min(end, len(spans)))
+        if start == end:
+            pos = spans[start][0] if start < len(spans) else spans[-1][1]
+            return Span(pos, pos, self.span.path)
+        return Span(spans[start][0], spans[end - 1][1], self.span.path)
+
+    @property
+    def display(self) -> str:
+        if self.text is not None:
+            return self.text
+        return self.known_prefix + "…"
+
+
+@dataclass
+class Invocation:
+    """One launch of sglang found in a file."""
+
+    kind: str  # "server" | "router"
+    program: list[Word]  # the words that start sglang, e.g. python3 -m sglang.launch_server
+    args: list[Word]  # everything after them
+    span: Span  # the whole command
+    open: bool = False  # an unknown expansion may hide further arguments
+    env: dict[str, str | None] = field(default_factory=dict)  # prefix / exported variables
+    base_dir: str | None = None  # directory relative paths (e.g. --config) resolve against
+    nested: bool = False  # found inside an `sh -c` string
+
+    @property
+    def label(self) -> str:
+        return " ".join(w.display for w in self.program)
+
+
+# --- recognizing the launcher ------------------------------------------------------------
+
+_PYTHON = re.compile(r"^(?:.*/)?python(?:\d+(?:\.\d+)*)?[tw]?$")
+SERVER_MODULES = {"sglang.launch_server"}
+ROUTER_MODULES = {"sglang_router.launch_server", "sglang_router.launch_router"}
+# Python interpreter options that take a separate value.
+_PY_OPTS_WITH_VALUE = {"-W", "-X", "-Q", "--check-hash-based-pycs"}
+# Commands that run another command given later on their command line.
+WRAPPERS = {
+    "exec", "nohup", "env", "setsid", "timeout", "numactl", "srun", "docker", "podman", "uv",
+    "uvx", "taskset", "nice", "ionice", "stdbuf", "time", "sudo", "chrt", "nsys", "ncu",
+    "apptainer", "singularity", "mpirun", "mpiexec", "conda", "micromamba", "mamba", "pixi",
+    "poetry", "pipenv", "hatch", "rye", "kubectl", "stdbuf", "caffeinate", "flock", "xargs",
+    "ssh", "pdm", "unbuffer", "dumb-init", "tini", "gosu", "su-exec", "catchsegv", "strace",
+    "ltrace", "valgrind", "perf", "py-spy", "watchmedo", "command", "builtin",
+}
+SHELLS = {"sh", "bash", "zsh", "dash", "ksh"}
+
+
+@dataclass
+class LaunchMatch:
+    kind: str  # server | router | shell
+    start: int  # index of the first launcher word
+    end: int  # index of the first argument after the launcher (for shell: the script word)
+
+
+def _base(word: Word) -> str | None:
+    return None if word.text is None else word.text.rsplit("/", 1)[-1]
+
+
+def match_launch(words: list[Word]) -> LaunchMatch | None:
+    """Find where sglang (or a nested ``sh -c`` script) starts in a command's words.
+
+    Only commands whose name is the launcher itself, a shell, or a known wrapper are
+    considered, so ``echo python -m sglang.launch_server`` is not a launch.
+    """
+    if not words:
+        return None
+    first = _base(words[0])
+    if first is None:
+        return None
+    if not (first in WRAPPERS or first in SHELLS or first == "sglang" or _PYTHON.match(first)):
+        return None
+    for i, word in enumerate(words):
+        base = _base(word)
+        if base is None:
+            continue
+        if base == "sglang" and i + 1 < len(words) and words[i + 1].text == "serve":
+            return LaunchMatch("server", i, i + 2)
+        if _PYTHON.match(base):
+            j = i + 1
+            while j < len(words) and words[j].text is not None and words[j].text.startswith("-"):
+                opt = words[j].text
+                if opt == "-m" or opt.startswith("-m") and len(opt) > 2:
+                    module = opt[2:] if len(opt) > 2 else (words[j + 1].text if j + 1 < len(words) else None)
+                    nxt = j + 1 if len(opt) > 2 else j + 2
+                    if module in SERVER_MODULES:
+                        return LaunchMatch("server", i, nxt)
+                    if module in ROUTER_MODULES:
+                        return LaunchMatch("router", i, nxt)
+                    return None
+                if opt in ("-c",):
+                    return None
+                j += 2 if opt in _PY_OPTS_WITH_VALUE else 1
+            continue
+        if base in ("-m",) and i + 1 < len(words) and words[i + 1].text in SERVER_MODULES | ROUTER_MODULES:
+            # `uv run -m sglang.launch_server`, `pixi run -m …`
+            kind = "server" if words[i + 1].text in SERVER_MODULES else "router"
+            return LaunchMatch(kind, i, i + 2)
+        if base in SHELLS and i + 2 < len(words):
+            opt = words[i + 1].text
+            if opt is not None and re.fullmatch(r"-[a-z]*c[a-z]*", opt):
+                return LaunchMatch("shell", i, i + 2)
+    return None

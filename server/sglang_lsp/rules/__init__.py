@@ -1,0 +1,71 @@
+"""The rule registry: every diagnostic code the engine can emit, in one explicit list.
+
+Each rule has a stable code, a name that names the bad pattern, a default severity and its
+documentation in ``rules/docs/<CODE>.md`` with fixed sections. Catalog checks (``SGL0xx``) are
+implemented in :mod:`sglang_lsp.argv` and :mod:`sglang_lsp.shell_checks`.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..findings import Severity
+
+DOCS_DIR = Path(__file__).resolve().parent / "docs"
+DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety", "References")
+DOCS_URL = "https://github.com/sglang-lsp/sglang-lsp/blob/main/server/sglang_lsp/rules/docs/{code}.md"
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+
+    @property
+    def url(self) -> str:
+        return DOCS_URL.format(code=self.code)
+
+    @property
+    def doc_path(self) -> Path:
+        return DOCS_DIR / f"{self.code}.md"
+
+    def doc(self) -> str:
+        return self.doc_path.read_text(encoding="utf-8")
+
+
+E, W, I, H = Severity.ERROR, Severity.WARNING, Severity.INFO, Severity.HINT
+
+RULES: list[Rule] = [
+    Rule("SGL001", "unknown-flag", E, "Flag that sglang's server parser does not know"),
+    Rule("SGL002", "invalid-choice", E, "Value that is not one of the flag's choices"),
+    Rule("SGL003", "invalid-value-type", E, "Value sglang cannot convert to the flag's type"),
+    Rule("SGL004", "missing-value", E, "Flag given without the value(s) it needs"),
+    Rule("SGL005", "value-for-switch", E, "Value given to a flag that takes none"),
+    Rule("SGL006", "ambiguous-abbreviation", E, "Abbreviation that matches several flags"),
+    Rule("SGL007", "abbreviated-flag", H, "Flag written as an abbreviation of its full name"),
+    Rule("SGL008", "deprecated-flag", W, "Flag that sglang marks as deprecated"),
+    Rule("SGL009", "repeated-flag", W, "Flag given more than once (only the last one counts)"),
+    Rule("SGL010", "snake-case-flag", E, "Flag spelled with underscores instead of dashes"),
+    Rule("SGL011", "comment-in-continuation", W, "Comment line that ends a `\\`-continued launch command"),
+    Rule("SGL012", "space-after-line-continuation", E, "Whitespace after the `\\` meant to continue the line"),
+    Rule("SGL013", "stray-argument", E, "Word that no flag takes as its value"),
+    Rule("SGL014", "missing-required-flag", E, "Launch without a flag sglang requires"),
+    Rule("SGL015", "retired-flag", E, "Flag that sglang still recognises only to refuse it"),
+    Rule("SGL016", "config-file-unreadable", W, "`--config` file that cannot be found or read"),
+    Rule("SGL017", "unsupported-config-key", E, "`--config` key that sglang refuses in a config file"),
+    Rule("SGL018", "multiple-config-files", E, "More than one `--config` on one command line"),
+    Rule("SGL019", "config-value-overridden", I, "`--config` value that the command line overrides"),
+]
+
+
+@functools.cache
+def registry() -> dict[str, Rule]:
+    return {r.code: r for r in RULES}
+
+
+def get(code: str) -> Rule:
+    return registry()[code]

@@ -1,0 +1,628 @@
+"""Shell scripts → sglang invocations (tree-sitter-bash).
+
+Finds every launch command (see :func:`sglang_lsp.invocation.match_launch`), expands its words
+the way the shell would where the file itself says what a variable holds, and keeps, for every
+character of every word, the source bytes it came from. ``bash -c "…"`` strings are parsed as
+shell again, with positions mapped back into the file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import tree_sitter as ts
+
+from . import queries
+from .findings import Span
+from .invocation import Invocation, Word, match_launch
+
+MAX_NESTING = 4
+MAX_VAR_DEPTH = 8
+
+_IFS = re.compile(r"[ \t\n]+")
+
+
+class Source:
+    """Bytes handed to tree-sitter, and how each byte maps back to the checked file."""
+
+    def __init__(self, data: bytes, path: str | None, starts: list[int] | None = None, ends: list[int] | None = None):
+        self.data = data
+        self.path = path
+        self._starts = starts
+        self._ends = ends
+
+    @classmethod
+    def from_word(cls, word: Word) -> "Source":
+        """A source whose bytes are the text of ``word`` (for ``sh -c`` scripts)."""
+        text = word.text or ""
+        starts: list[int] = []
+        ends: list[int] = []
+        spans = word.char_spans or [(word.span.start, word.span.end)] * len(text)
+        for ch, (s, e) in zip(text, spans):
+            n = len(ch.encode("utf-8", errors="surrogateescape"))
+            for k in range(n):
+                starts.append(min(s + k, e))
+                ends.append(e if k == n - 1 else min(s + k + 1, e))
+        end = spans[-1][1] if spans else word.span.start
+        starts.append(end)
+        ends.append(end)
+        return cls(text.encode("utf-8", errors="surrogateescape"), word.span.path, starts, ends)
+
+    def span(self, a: int, b: int) -> Span:
+        if self._starts is None:
+            return Span(a, b, self.path)
+        if b <= a:
+            return Span(self._starts[a], self._starts[a], self.path)
+        return Span(self._starts[a], self._ends[b - 1], self.path)
+
+    def root_byte(self, a: int) -> int:
+        return a if self._starts is None else self._starts[a]
+
+    def literal(self, a: int, b: int) -> tuple[str, list[tuple[int, int]]]:
+        """Decode ``data[a:b]`` and give each character its source range."""
+        text = self.data[a:b].decode("utf-8", errors="surrogateescape")
+        spans = []
+        pos = a
+        for ch in text:
+            n = len(ch.encode("utf-8", errors="surrogateescape"))
+            sp = self.span(pos, pos + n)
+            spans.append((sp.start, sp.end))
+            pos += n
+        return text, spans
+
+
+# ---------------------------------------------------------------------------------------
+# Values under construction: a list of pieces, each known text with char spans or a hole.
+
+
+@dataclass
+class _Val:
+    text: str = ""
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    unknown: bool = False
+    prefix: str = ""  # known text before the first hole
+
+    def add(self, text: str, spans: list[tuple[int, int]]) -> None:
+        if self.unknown:
+            return
+        self.text += text
+        self.spans.extend(spans)
+
+    def hole(self) -> None:
+        if not self.unknown:
+            self.prefix = self.text
+            self.unknown = True
+
+    def extend(self, other: "_Val") -> None:
+        if other.unknown:
+            self.add(other.prefix, other.spans[: len(other.prefix)])
+            self.hole()
+        else:
+            self.add(other.text, other.spans)
+
+
+# ---------------------------------------------------------------------------------------
+# Variables
+
+
+@dataclass
+class _Assignment:
+    name: str
+    node: ts.Node  # the variable_assignment node
+    value: ts.Node | None
+    append: bool
+    array: bool
+    exported: bool
+
+
+_TRANSPARENT = {
+    "program", "compound_statement", "do_group", "redirected_statement", "declaration_command",
+    "variable_assignment", "variable_assignments", "subshell",
+}
+
+
+def _ancestors(node: ts.Node) -> list[ts.Node]:
+    out = []
+    n = node.parent
+    while n is not None:
+        out.append(n)
+        n = n.parent
+    return out
+
+
+def _dominates(assign: ts.Node, target: ts.Node) -> bool:
+    """True when ``assign`` (before ``target``) certainly runs on the way to ``target``."""
+    target_ids = {a.id for a in _ancestors(target)}
+    child = assign
+    node = assign.parent
+    while node is not None and node.id not in target_ids:
+        if node.type not in _TRANSPARENT:
+            if node.type == "list":
+                # `a && b`: only the left side always runs.
+                if node.named_children and child.id != node.named_children[0].id:
+                    return False
+            else:
+                return False
+        child = node
+        node = node.parent
+    if node is None:
+        return False
+    lca = node
+    if lca.type == "if_statement":
+        field_name = _field_of(lca, child)
+        return field_name == "condition"
+    if lca.type in ("case_statement", "pipeline", "while_statement", "for_statement", "c_style_for_statement"):
+        return lca.type in ("while_statement",) and _field_of(lca, child) == "condition"
+    if lca.type == "list":
+        return bool(lca.named_children) and child.id == lca.named_children[0].id
+    return True
+
+
+def _field_of(parent: ts.Node, child: ts.Node) -> str | None:
+    for i, c in enumerate(parent.children):
+        if c.id == child.id:
+            return parent.field_name_for_child(i)
+    return None
+
+
+class Scope:
+    """Every assignment in one parsed source, and how to evaluate a variable at a node."""
+
+    def __init__(self, source: Source, root: ts.Node, outer_env: dict[str, Word | None] | None = None):
+        self.source = source
+        self.assignments: dict[str, list[_Assignment]] = {}
+        self.clobbers: dict[str, list[ts.Node]] = {}
+        self.clobber_all: list[ts.Node] = []
+        self.outer_env = outer_env or {}
+        caps = queries.captures("bash", "assignments", root)
+        for node in caps.get("assignment", []):
+            name_node = node.child_by_field_name("name")
+            if name_node is None:
+                continue
+            if node.parent is not None and node.parent.type == "command":
+                continue  # `X=1 cmd` sets X for cmd's environment only
+            value = node.child_by_field_name("value")
+            op = next((c.type for c in node.children if c.type in ("=", "+=")), "=")
+            name = source.data[name_node.start_byte : name_node.end_byte].decode("utf-8", "surrogateescape")
+            if name_node.type == "subscript":
+                # ARR[3]=x: the array can no longer be known
+                base = name_node.child_by_field_name("name")
+                if base is not None:
+                    bname = source.data[base.start_byte : base.end_byte].decode("utf-8", "surrogateescape")
+                    self.clobbers.setdefault(bname, []).append(node)
+                continue
+            exported = node.parent is not None and node.parent.type == "declaration_command" and (
+                node.parent.children[0].type == "export"
+                or any(self._text(c) in ("-x", "-gx") for c in node.parent.children if c.type == "word")
+            )
+            self.assignments.setdefault(name, []).append(
+                _Assignment(name, node, value, op == "+=", value is not None and value.type == "array", exported)
+            )
+        for node in caps.get("clobber.name", []):
+            self.clobbers.setdefault(self._text(node), []).append(node)
+        self.clobber_all = list(caps.get("clobber.all", []))
+
+    def _text(self, node: ts.Node) -> str:
+        return self.source.data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
+
+    def _events(self, name: str, at: ts.Node) -> tuple[list[_Assignment], bool]:
+        """Assignments to ``name`` before ``at`` that still decide its value; flag = unknowable."""
+        before = [a for a in self.assignments.get(name, []) if a.node.end_byte <= at.start_byte]
+        last_clobber = max(
+            (n.start_byte for n in self.clobbers.get(name, []) + self.clobber_all if n.end_byte <= at.start_byte),
+            default=-1,
+        )
+        # a clobber that is an ancestor of `at` (for X in …; do cmd; done) also counts
+        for n in self.clobbers.get(name, []):
+            p = n.parent
+            if p is not None and p.start_byte <= at.start_byte and at.end_byte <= p.end_byte:
+                last_clobber = max(last_clobber, n.start_byte)
+        chain: list[_Assignment] = []
+        for a in reversed(before):
+            if a.node.start_byte < last_clobber:
+                return chain[::-1], True
+            if not _dominates(a.node, at):
+                return chain[::-1], True
+            chain.append(a)
+            if not a.append:
+                return chain[::-1], False
+        return chain[::-1], last_clobber >= 0
+
+    def is_assigned(self, name: str, at: ts.Node) -> bool:
+        return any(a.node.end_byte <= at.start_byte for a in self.assignments.get(name, []))
+
+    def scalar(self, name: str, at: ts.Node, depth: int) -> _Val | None:
+        """Value of ``$name`` at ``at``; ``None`` when the file never assigns it."""
+        chain, unknowable = self._events(name, at)
+        if unknowable:
+            v = _Val()
+            v.hole()
+            return v
+        if not chain:
+            outer = self.outer_env.get(name, ...)
+            if outer is ...:
+                return None
+            v = _Val()
+            if outer is None or outer.text is None:
+                v.hole()
+            else:
+                v.add(outer.text, outer.char_spans or [])
+            return v
+        v = _Val()
+        for a in chain:
+            if a.array:
+                elements = self._array_elements(a, depth)
+                if elements is None:
+                    v.hole()
+                elif elements:
+                    v.extend(elements[0])  # $ARR is its first element
+            elif a.value is not None:
+                v.extend(self._value_of(a.value, depth))
+        return v
+
+    def array(self, name: str, at: ts.Node, depth: int) -> list[_Val] | None:
+        """Elements of ``${name[@]}``; ``None`` when unknowable or never assigned."""
+        chain, unknowable = self._events(name, at)
+        if unknowable or not chain:
+            return None
+        out: list[_Val] = []
+        for a in chain:
+            if a.array:
+                elements = self._array_elements(a, depth)
+                if elements is None:
+                    return None
+                out.extend(elements)
+            elif a.value is not None:
+                out.append(self._value_of(a.value, depth))
+        return out
+
+    def _array_elements(self, a: _Assignment, depth: int) -> list[_Val] | None:
+        words: list[_Val] = []
+        for child in a.value.named_children:
+            if child.type == "comment":
+                continue
+            for piece in expand_node(self, child, depth + 1):
+                if piece is None:
+                    return None
+                words.append(piece)
+        return words
+
+    def _value_of(self, node: ts.Node, depth: int) -> _Val:
+        if depth > MAX_VAR_DEPTH:
+            v = _Val()
+            v.hole()
+            return v
+        return word_value(self, node, depth + 1)
+
+
+# ---------------------------------------------------------------------------------------
+# Word evaluation
+
+_DQ_ESCAPABLE = "$`\"\\\n"
+_C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
+              "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+def _add_literal(scope: Scope, val: _Val, a: int, b: int, mode: str) -> None:
+    """Add source bytes ``[a, b)`` as literal text, removing backslash escapes per ``mode``
+    (``bare`` outside quotes, ``dq`` inside double quotes, ``raw`` none)."""
+    text, spans = scope.source.literal(a, b)
+    if mode == "raw" or "\\" not in text:
+        val.add(text, spans)
+        return
+    out: list[str] = []
+    out_spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            span = (spans[i][0], spans[i + 1][1])
+            if nxt == "\n":
+                i += 2  # line continuation
+                continue
+            if mode == "bare" or nxt in _DQ_ESCAPABLE:
+                out.append(nxt)
+                out_spans.append(span)
+                i += 2
+                continue
+        out.append(ch)
+        out_spans.append(spans[i])
+        i += 1
+    val.add("".join(out), out_spans)
+
+
+def _ansi_c(scope: Scope, val: _Val, node: ts.Node) -> None:
+    text, spans = scope.source.literal(node.start_byte + 2, node.end_byte - 1)
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            if nxt in _C_ESCAPES:
+                val.add(_C_ESCAPES[nxt], [(spans[i][0], spans[i + 1][1])])
+                i += 2
+                continue
+            m = re.match(r"x([0-9a-fA-F]{1,2})|([0-7]{1,3})", text[i + 1 :])
+            if m:
+                code = int(m.group(1), 16) if m.group(1) else int(m.group(2), 8)
+                end = i + 1 + m.end()
+                val.add(chr(code), [(spans[i][0], spans[end - 1][1])])
+                i = end
+                continue
+        val.add(ch, [spans[i]])
+        i += 1
+
+
+def _expansion_parts(scope: Scope, node: ts.Node) -> tuple[str | None, str | None, ts.Node | None, bool]:
+    """For ``${…}``: (variable name, operator, operand node, is ``[@]``/``[*]`` subscript)."""
+    name = None
+    op = None
+    operand = None
+    whole_array = False
+    after_op = False
+    for c in node.children:
+        if c.type == "variable_name" and name is None:
+            name = scope._text(c)
+        elif c.type == "subscript":
+            base = c.child_by_field_name("name")
+            index = c.child_by_field_name("index")
+            name = scope._text(base) if base is not None else None
+            if index is not None and scope._text(index) in ("@", "*"):
+                whole_array = True
+            elif index is not None:
+                op = "index"
+        elif c.type in ("${", "}"):
+            continue
+        elif not after_op and not c.is_named:
+            op = c.type
+            after_op = True
+        elif after_op and operand is None:
+            operand = c
+        elif c.is_named and name is None:
+            op = "other"
+    return name, op, operand, whole_array
+
+
+def _expand_var(scope: Scope, node: ts.Node, depth: int) -> _Val | list[_Val]:
+    """Value of ``$X``/``${…}`` at ``node``: a scalar, or a list for whole-array expansions."""
+    unknown = _Val()
+    unknown.hole()
+    if node.type == "simple_expansion":
+        name_node = next((c for c in node.named_children), None)
+        if name_node is None or name_node.type != "variable_name":
+            return unknown  # $1, $@, $*, $#, $$ …
+        name = scope._text(name_node)
+        value = scope.scalar(name, node, depth)
+        return unknown if value is None else value
+    name, op, operand, whole_array = _expansion_parts(scope, node)
+    if name is None or op in ("other", "index") or (node.children and node.children[1].type in ("#", "!")):
+        return unknown
+    if whole_array:
+        elements = scope.array(name, node, depth)
+        return unknown if elements is None else elements
+    value = scope.scalar(name, node, depth)
+    if op is None:
+        return unknown if value is None else value
+    if op in (":-", "-", ":=", "="):
+        if value is None:
+            default = _Val()
+            if operand is not None:
+                default.extend(word_value(scope, operand, depth + 1))
+            return default
+        if value.unknown:
+            return unknown
+        if op.startswith(":") and value.text == "":
+            default = _Val()
+            if operand is not None:
+                default.extend(word_value(scope, operand, depth + 1))
+            return default
+        return value
+    return unknown
+
+
+def word_value(scope: Scope, node: ts.Node, depth: int = 0) -> _Val:
+    """The single string a word node denotes (no field splitting)."""
+    val = _Val()
+    _word_into(scope, node, val, depth, quoted=False)
+    return val
+
+
+def _word_into(scope: Scope, node: ts.Node, val: _Val, depth: int, quoted: bool) -> None:
+    t = node.type
+    if t in ("word", "number", "string_content", "special_variable_name", "variable_name", "extglob_pattern"):
+        _add_literal(scope, val, node.start_byte, node.end_byte, "dq" if quoted else "bare")
+    elif t == "raw_string":
+        _add_literal(scope, val, node.start_byte + 1, node.end_byte - 1, "raw")
+    elif t == "ansi_c_string":
+        _ansi_c(scope, val, node)
+    elif t in ("string", "translated_string"):
+        inner = node if t == "string" else next((c for c in node.named_children if c.type == "string"), node)
+        pos = inner.start_byte + 1
+        for c in inner.children:
+            if c.type == '"':
+                continue
+            if c.start_byte > pos:
+                _add_literal(scope, val, pos, c.start_byte, "dq")
+            _word_into(scope, c, val, depth, quoted=True)
+            pos = c.end_byte
+        if inner.end_byte - 1 > pos:
+            _add_literal(scope, val, pos, inner.end_byte - 1, "dq")
+    elif t == "concatenation":
+        pos = node.start_byte
+        for c in node.children:
+            if c.start_byte > pos:
+                _add_literal(scope, val, pos, c.start_byte, "dq" if quoted else "bare")
+            _word_into(scope, c, val, depth, quoted)
+            pos = c.end_byte
+    elif t in ("simple_expansion", "expansion"):
+        result = _expand_var(scope, node, depth)
+        if isinstance(result, list):
+            joined = _Val()
+            for i, el in enumerate(result):
+                if i:
+                    sp = scope.source.span(node.start_byte, node.end_byte)
+                    joined.add(" ", [(sp.start, sp.end)])
+                joined.extend(el)
+            val.extend(joined)
+        else:
+            val.extend(result)
+    else:
+        # command/process substitution, arithmetic, brace expressions we do not evaluate …
+        val.hole()
+
+
+def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[_Val | None]:
+    """The argv words one argument node becomes. ``None`` entries stand for an unknown number
+    of words (an unquoted unknown expansion such as ``$EXTRA_ARGS`` or ``"$@"``)."""
+    t = node.type
+    if t in ("simple_expansion", "expansion"):
+        result = _expand_var(scope, node, depth)
+        if isinstance(result, list):
+            out: list[_Val | None] = []
+            for el in result:
+                out.extend(_split(el))
+            return out
+        return _split(result) if not result.unknown else [None]
+    if t == "string" and len(node.named_children) == 1 and node.named_children[0].type == "expansion":
+        # "${ARR[@]}" → one word per element; "$@" is unknown
+        inner = node.named_children[0]
+        result = _expand_var(scope, inner, depth)
+        if isinstance(result, list):
+            return list(result)
+    if t == "string" and len(node.named_children) == 1 and node.named_children[0].type == "simple_expansion":
+        inner = node.named_children[0]
+        if inner.named_children and inner.named_children[0].type == "special_variable_name":
+            if scope._text(inner.named_children[0]) in ("@", "*"):
+                return [None]
+    return [word_value(scope, node, depth)]
+
+
+def _split(val: _Val) -> list[_Val | None]:
+    """Field splitting of an unquoted expansion."""
+    if val.unknown:
+        return [None]
+    out: list[_Val | None] = []
+    pos = 0
+    for m in _IFS.finditer(val.text):
+        if m.start() > pos:
+            out.append(_Val(val.text[pos : m.start()], val.spans[pos : m.start()]))
+        pos = m.end()
+    if pos < len(val.text):
+        out.append(_Val(val.text[pos:], val.spans[pos:]))
+    return out
+
+
+def _quote_of(node: ts.Node) -> str | None:
+    if node.type == "raw_string":
+        return "'"
+    if node.type == "string":
+        return '"'
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Extraction
+
+
+@dataclass
+class ShellScript:
+    """What one shell source yields: launches, plus what later checks need to see."""
+
+    invocations: list[Invocation]
+    tree: ts.Tree
+    source: Source
+
+
+def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]) -> list[Word]:
+    words: list[Word] = []
+    for arg in node_args:
+        if arg.type in ("file_redirect", "heredoc_redirect", "herestring_redirect", "comment"):
+            continue
+        span = scope.source.span(arg.start_byte, arg.end_byte)
+        pieces = expand_node(scope, arg)
+        from_variable = arg.type in ("simple_expansion", "expansion") or (
+            arg.type == "string" and len(arg.named_children) == 1 and arg.named_children[0].type == "expansion"
+            and len(pieces) != 1
+        )
+        for piece in pieces:
+            if piece is None:
+                open_flag[0] = True
+                words.append(Word(None, span, None, _quote_of(arg), "", "shell"))
+                continue
+            if piece.unknown:
+                words.append(Word(None, span, None, _quote_of(arg), piece.prefix, "shell"))
+                continue
+            origin = "shell"
+            word_span = span
+            if piece.spans and not all(span.start <= s < span.end for s, _ in piece.spans):
+                origin = "variable"
+                if from_variable and len(pieces) > 1:
+                    # a word of an array or of a split expansion: point at its definition
+                    word_span = Span(piece.spans[0][0], piece.spans[-1][1], span.path)
+            words.append(Word(piece.text, word_span, piece.spans, _quote_of(arg), "", origin))
+    return words
+
+
+def _env_of(scope: Scope, env_nodes: list[ts.Node]) -> dict[str, str | None]:
+    env: dict[str, str | None] = {}
+    for node in env_nodes:
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is None:
+            continue
+        v = word_value(scope, value) if value is not None else _Val()
+        env[scope._text(name)] = None if v.unknown else v.text
+    return env
+
+
+def extract(source: Source, base_dir: str | None = None, depth: int = 0,
+            outer_env: dict[str, Word | None] | None = None) -> ShellScript:
+    tree = queries.parser("bash").parse(source.data)
+    root = tree.root_node
+    scope = Scope(source, root, outer_env)
+    invocations: list[Invocation] = []
+    for _, caps in queries.matches("bash", "commands", root):
+        cmd = caps["command"][0]
+        name = caps["command.name"][0]
+        args = caps.get("command.argument", [])
+        open_flag = [False]
+        words = _command_words(scope, [name.named_children[0] if name.named_children else name] + list(args), open_flag)
+        match = match_launch(words)
+        if match is None:
+            continue
+        env = _env_of(scope, caps.get("command.env", []))
+        for i in range(match.start):  # `env A=B python …`
+            t = words[i].text
+            if t and "=" in t and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", t):
+                k, _, v = t.partition("=")
+                env[k] = v
+        if match.kind == "shell":
+            script = words[match.end]
+            if script.text is None or depth >= MAX_NESTING:
+                continue
+            inner_env: dict[str, Word | None] = {k: None for k in env}
+            for name_, assigns in scope.assignments.items():
+                if any(a.exported for a in assigns):
+                    v = scope.scalar(name_, cmd, 0)
+                    inner_env[name_] = None if v is None or v.unknown else Word(v.text, Span(0, 0), v.spans)
+            nested = extract(Source.from_word(script), base_dir, depth + 1, inner_env)
+            for inv in nested.invocations:
+                inv.env = {**env, **inv.env}
+                inv.nested = True
+            invocations.extend(nested.invocations)
+            continue
+        span = source.span(cmd.start_byte, cmd.end_byte)
+        invocations.append(
+            Invocation(
+                kind=match.kind,
+                program=words[match.start : match.end],
+                args=words[match.end :],
+                span=span,
+                open=open_flag[0],
+                env=env,
+                base_dir=base_dir,
+            )
+        )
+    return ShellScript(invocations, tree, source)

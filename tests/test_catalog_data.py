@@ -1,0 +1,129 @@
+"""Schema invariants of the bundled sglang 0.5.23 catalog (docs/catalog-format.md)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+try:
+    from sglang_lsp.valuetypes import KNOWN_TYPES
+except ImportError:  # running from a checkout without installing the package
+    sys.path.insert(0, str(ROOT / "server"))
+    from sglang_lsp.valuetypes import KNOWN_TYPES
+
+CATALOG_PATH = ROOT / "server" / "sglang_lsp" / "data" / "catalogs" / "sglang-0.5.23.json"
+CATALOG = json.loads(CATALOG_PATH.read_text(encoding="utf-8"))
+OPTIONS = CATALOG["options"]
+BY_FLAG = {s: o for o in OPTIONS for s in o["option_strings"]}
+
+OPTION_KEYS = [
+    "dest", "option_strings", "action", "action_class", "nargs", "type", "choices",
+    "default", "const", "required", "deprecated", "replacement", "rejects", "config",
+]
+ACTIONS = {
+    "store", "store_true", "store_false", "store_const", "boolean_optional", "append",
+    "append_const", "count", "help", "version", "custom",
+}
+
+
+def test_header():
+    assert CATALOG["format"] == 1
+    assert CATALOG["sglang_version"] == "0.5.23"
+    assert CATALOG["extractor"] == "tools/extract_catalog.py"
+    assert CATALOG["parser"] == {"prog": "sglang serve", "allow_abbrev": True}
+    assert isinstance(CATALOG["python_version"], str)
+
+
+def test_file_is_in_canonical_form():
+    spec = importlib.util.spec_from_file_location(
+        "extract_catalog_for_data_test", ROOT / "tools" / "extract_catalog.py"
+    )
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    assert CATALOG_PATH.read_text(encoding="utf-8") == ex.dumps(CATALOG)
+
+
+@pytest.mark.parametrize("option", OPTIONS, ids=lambda o: o["option_strings"][0])
+def test_option_shape(option):
+    assert list(option) == OPTION_KEYS
+    assert isinstance(option["dest"], str) and option["dest"]
+    assert option["option_strings"] and all(s.startswith("-") for s in option["option_strings"])
+    assert option["action"] in ACTIONS
+    assert (option["action_class"] is not None) == (option["action"] == "custom")
+    nargs = option["nargs"]
+    assert nargs is None or isinstance(nargs, int) or nargs in ("?", "*", "+")
+    t = option["type"]
+    if nargs == 0:
+        assert t is None
+    else:
+        assert t in KNOWN_TYPES or t.startswith("custom:")
+    assert option["choices"] is None or isinstance(option["choices"], list)
+    for key in ("required", "deprecated", "rejects", "config"):
+        assert isinstance(option[key], bool)
+    assert option["replacement"] is None or isinstance(option["replacement"], str)
+    if option["replacement"] is not None or option["rejects"]:
+        assert option["deprecated"]
+
+
+def test_option_strings_unique():
+    counts = Counter(s for o in OPTIONS for s in o["option_strings"])
+    assert [s for s, n in counts.items() if n > 1] == []
+
+
+def test_help_is_kept():
+    assert BY_FLAG["--help"]["action"] == "help"
+    assert BY_FLAG["-h"] is BY_FLAG["--help"]
+
+
+def test_aliases_share_dest():
+    assert BY_FLAG["--tp-size"] is BY_FLAG["--tensor-parallel-size"]
+    assert BY_FLAG["--tp-size"]["dest"] == "tp_size"
+    assert BY_FLAG["--model"] is BY_FLAG["--model-path"]
+    assert BY_FLAG["--model"]["dest"] == "model_path"
+    assert BY_FLAG["--model"]["required"] is True
+
+
+def test_boolean_optional_have_negative_forms():
+    flags = [o for o in OPTIONS if o["action"] == "boolean_optional"]
+    assert flags
+    for option in flags:
+        positives = [s for s in option["option_strings"] if not s.startswith("--no-")]
+        for s in positives:
+            assert "--no-" + s[2:] in option["option_strings"]
+        assert option["config"] is False
+
+
+def test_known_flags():
+    assert BY_FLAG["--config"]["type"] == "str"
+    assert "fp8" in BY_FLAG["--quantization"]["choices"]
+    assert "auto" in BY_FLAG["--moe-runner-backend"]["choices"]
+    assert BY_FLAG["--cuda-graph-config"]["type"] == "cuda_graph_config"
+    assert BY_FLAG["--lora-paths"]["action_class"] == "LoRAPathAction"
+
+
+def test_deprecations():
+    assert BY_FLAG["--enable-flashinfer-allreduce-fusion"]["deprecated"] is True
+    assert BY_FLAG["--enable-flashinfer-allreduce-fusion"]["replacement"].startswith(
+        "--flashinfer-allreduce-fusion-backend"
+    )
+    old = BY_FLAG["--disable-cuda-graph"]
+    assert (old["action"], old["action_class"], old["deprecated"], old["config"]) == (
+        "custom",
+        "DeprecatedStoreTrueAction",
+        True,
+        False,
+    )
+    for option in OPTIONS:
+        if option["replacement"] is not None:
+            assert option["replacement"].startswith("--")
+
+
+def test_sets_of_choices_are_sorted():
+    choices = BY_FLAG["--sampling-backend"]["choices"]
+    assert choices == sorted(choices)
