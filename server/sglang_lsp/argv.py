@@ -463,14 +463,19 @@ def _check_deprecated(cat: Catalog, use: FlagUse, findings: list[Finding]) -> No
         return
     repl = opt.replacement
     fixes: list[Fix] = []
-    simple = repl is not None and re.fullmatch(r"--[a-z0-9][a-z0-9-]*", repl) is not None
-    if simple and use.word.origin == "shell":
-        target = cat.lookup(repl)
-        if target is not None and target.is_switch and (opt.is_switch or opt.action == "custom"):
+    m = re.fullmatch(r"(--[a-z0-9][a-z0-9-]*)(?:=(\S+))?", repl or "")
+    target = cat.lookup(m.group(1)) if m else None
+    editable = use.word.origin == "shell" and all(w.origin == "shell" for w in use.values)
+    if target is not None and editable:
+        if m.group(2) is not None and opt.is_switch and not target.is_switch:
+            # an old switch that became one value of a valued flag
             fixes.append(Fix(f"Replace with `{repl}`", Applicability.SAFE, (Edit(use.span, repl),)))
-        elif target is not None and not target.is_switch and not opt.is_switch:
+        elif m.group(2) is None and target.is_switch and (opt.is_switch or opt.choices is not None):
+            # an old switch renamed, or an old valued flag whose one value became a switch
+            fixes.append(Fix(f"Replace with `{repl}`", Applicability.SAFE, (Edit(use.span, repl),)))
+        elif m.group(2) is None and not target.is_switch and not opt.is_switch:
             fixes.append(_replace_fix(f"Rename to `{repl}`", use.flag_span, repl, Applicability.SAFE))
-    elif repl:
+    if not fixes and repl:
         fixes.append(Fix(f"Use `{repl}` instead", Applicability.DISPLAY, ()))
     findings.append(
         _finding(
@@ -507,10 +512,13 @@ def _unknown_option(cat: Catalog, c: _Classified) -> Finding:
     kebab = "--" + flag.lstrip("-").replace("_", "-") if flag.startswith("-") else flag
     if "_" in flag and (cat.lookup(kebab) or len(cat.prefix_matches(kebab)) == 1):
         target = cat.lookup(kebab) and kebab or cat.prefix_matches(kebab)[0]
+        msg = (f"config key `{c.word.config_key}` is passed on as `{flag}`, which sglang does not accept; "
+               f"write `{target[2:]}`" if c.word.origin == "config" else
+               f"`{flag}` uses underscores; sglang's flag is `{target}`")
         return _finding(
-            "SGL010", f"`{flag}` uses underscores; sglang's flag is `{target}`", span, flag=target,
+            "SGL010", msg, span, flag=target,
             sglang_error=error,
-            fixes=[_replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)] if c.word.origin in ("shell", "yaml") else [],
+            fixes=_flag_rename_fixes(c.word, span, target),
         )
     if flag.startswith("-") and not flag.startswith("--") and cat.lookup("-" + flag):
         target = "-" + flag
@@ -537,6 +545,15 @@ def _unknown_option(cat: Catalog, c: _Classified) -> Finding:
     if c.word.origin not in ("shell", "yaml"):
         fixes = []
     return _finding("SGL001", msg, span, flag=flag, sglang_error=error, fixes=fixes)
+
+
+def _flag_rename_fixes(word: Word, span: Span, target: str) -> list[Fix]:
+    """Rename a flag in place: the shell word, or the key of a ``--config`` YAML file."""
+    if word.origin in ("shell", "yaml"):
+        return [_replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)]
+    if word.origin == "config":
+        return [_replace_fix(f"Write the key as `{target[2:]}`", word.span, target[2:], Applicability.SAFE)]
+    return []
 
 
 def _missing_value(opt: Option, c: _Classified, nargs, need) -> Finding:

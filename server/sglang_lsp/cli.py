@@ -123,6 +123,7 @@ def _run_check(args: argparse.Namespace) -> int:
             problems += 1
 
     locs = []
+    seen: set[tuple] = set()
     files_checked = 0
     internal = False
     for display, data, explicit in targets:
@@ -145,7 +146,13 @@ def _run_check(args: argparse.Namespace) -> int:
         for err in result.errors:
             print(f"sglang-lsp: {display}: {err}", file=sys.stderr)
             internal = True
-        locs.extend(locate(result, display))
+        for loc in locate(result, display):
+            # a config file shared by several scripts (or also checked itself) reports once
+            key = (os.path.normpath(loc.path), loc.finding.code, loc.finding.span.start, loc.finding.span.end,
+                   loc.finding.message)
+            if key not in seen:
+                seen.add(key)
+                locs.append(loc)
 
     if args.format == "json":
         print(render_json(locs, files_checked, args.sglang_version))

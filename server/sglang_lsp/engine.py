@@ -19,7 +19,7 @@ from .argv import ParsedArgs, resolve
 from .catalog import Catalog, load_catalog
 from .config_file import read_config
 from .document import Document, decode
-from .findings import Finding, Severity, Span
+from .findings import Applicability, Edit, Finding, Fix, Severity, Span
 from .invocation import Invocation, Word
 from .shell import Source, extract
 from .shell_checks import continuation_findings
@@ -148,10 +148,19 @@ def _check_invocation(inv: Invocation, cat: Catalog, result: Result) -> None:
         word = args[i]
         if word.text == "--config":
             path_word = args[i + 1] if i + 1 < len(args) else None
+            if path_word is not None and path_word.text is not None:
+                config_words = _load_config(path_word, inv, cat, result)
         else:
-            path_word = Word(word.text.split("=", 1)[1], word.span, None)
-        if path_word is not None and path_word.text is not None:
-            config_words = _load_config(path_word, inv, cat, result)
+            # sglang looks for the exact word `--config`; `--config=FILE` parses but is never read
+            fixes = []
+            if word.origin == "shell" and word.char_spans:
+                eq = word.sub_span(len("--config"), len("--config") + 1)
+                fixes.append(Fix("Write `--config FILE` as two words", Applicability.UNSAFE, (Edit(eq, " "),)))
+            result.findings.append(Finding(
+                "SGL020", rules.get("SGL020").severity,
+                "sglang only reads a config file given as `--config FILE`; with `--config=FILE` the file is "
+                "silently ignored", word.sub_span(0, len("--config")), flag="--config", fixes=fixes,
+            ))
     parsed = resolve(cat, config_words + args, open_argv=inv.open, anchor=_program_span(inv))
     result.parsed.append(parsed)
     result.findings += parsed.findings
@@ -189,7 +198,7 @@ def _load_config(path_word: Word, inv: Invocation, cat: Catalog, result: Result)
             path_word.span, flag="--config",
         ))
         return []
-    shown = os.path.relpath(found) if not os.path.isabs(raw) else found
+    shown = os.path.normpath(found)
     cfg = read_config(text, shown, cat)
     result.documents[shown] = Document(text, shown, "yaml")
     result.findings += cfg.findings

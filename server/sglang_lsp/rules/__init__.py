@@ -59,6 +59,7 @@ RULES: list[Rule] = [
     Rule("SGL017", "unsupported-config-key", E, "`--config` key that sglang refuses in a config file"),
     Rule("SGL018", "multiple-config-files", E, "More than one `--config` on one command line"),
     Rule("SGL019", "config-value-overridden", I, "`--config` value that the command line overrides"),
+    Rule("SGL020", "config-flag-with-equals", W, "`--config=FILE`, which sglang never reads"),
 ]
 
 
