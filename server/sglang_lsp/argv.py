@@ -14,6 +14,7 @@ The behaviours reproduced here are documented, with corpus cases, in
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -231,7 +232,13 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
     n = len(classified)
     while i < n:
         c = classified[i]
-        if c.kind in ("D", "R"):
+        if c.kind == "R":
+            i += 1
+            continue
+        if c.kind == "D":
+            # sglang's parser has no positional arguments, so `--` itself is left over
+            if not blind and not owner_unknown:
+                findings.append(_stray(c.word))
             i += 1
             continue
         if c.kind == "U":
@@ -255,6 +262,17 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
         owner_unknown = False
         opt = c.option
         assert opt is not None
+        single_dash_cluster = (c.explicit is not None and c.spelling is not None and not c.spelling.startswith("--")
+                               and _short_cluster_has_help(cat, c.explicit))
+        if opt.action == "help" and (c.explicit is None or single_dash_cluster):
+            # argparse prints usage and exits as soon as it reaches -h/--help: later words are never
+            # parsed, and leftovers or missing required flags are never reported; ambiguity errors
+            # come earlier (every word is classified first)
+            findings = [f for f in findings if f.code not in _DEFERRED_CODES]
+            findings += [_unknown_option(cat, later) for later in classified[i + 1:] if later.ambiguous]
+            findings.append(_finding("SGL021", f"`{c.word.text}` makes sglang print its usage and exit; no server starts",
+                                     c.word.span, flag="--help"))
+            return ParsedArgs(cat, uses, _defaults(cat, values), explicit_dests, True, findings)
         if c.written != c.spelling:
             findings.append(
                 _finding(
@@ -278,7 +296,10 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
         if c.explicit is not None:
             if opt.is_switch:
                 vw, vs = _explicit_word(c)
-                findings.append(_value_for_switch(opt, c, vw, vs, explicit=True))
+                if c.spelling and not c.spelling.startswith("--") and c.word.text and cat.lookup("-" + c.word.text.split("=")[0]):
+                    findings.append(_one_dash(opt, c))
+                else:
+                    findings.append(_value_for_switch(opt, c, vw, vs, explicit=True))
                 i += 1
                 continue
             vw, vs = _explicit_word(c)
@@ -356,11 +377,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
                          tags=("unnecessary",) if same else ())
             )
 
-    for opt in cat.options:
-        if opt.dest not in values and opt.default is not None:
-            values.setdefault(opt.dest, opt.default)
-        elif opt.dest not in values:
-            values.setdefault(opt.dest, None)
+    _defaults(cat, values)
 
     any_unknown = open_argv or any(c.kind == "U" for c in classified)
     if check_required and not any_unknown and anchor is not None:
@@ -373,6 +390,23 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
                              sglang_error=r"the following arguments are required: .*" + re.escape(names))
                 )
     return ParsedArgs(cat, uses, values, explicit_dests, any_unknown, findings)
+
+
+# argparse reports these only after the whole command line is consumed
+_DEFERRED_CODES = {"SGL001", "SGL010", "SGL013", "SGL014"}
+
+
+def _short_cluster_has_help(cat: Catalog, rest: str) -> bool:
+    """``-hh``: argparse reads the characters after a single-dash switch as more switches."""
+    return bool(rest) and all(cat.lookup("-" + ch) is not None for ch in rest) and any(
+        cat.lookup("-" + ch).action == "help" for ch in rest)
+
+
+def _defaults(cat: Catalog, values: dict[str, Any]) -> dict[str, Any]:
+    for opt in cat.options:
+        if opt.dest not in values:
+            values[opt.dest] = opt.default
+    return values
 
 
 def _apply(use: FlagUse, values: dict[str, Any]) -> None:
@@ -409,7 +443,8 @@ def _apply(use: FlagUse, values: dict[str, Any]) -> None:
 def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None:
     opt = use.option
     for w, sp in zip(use.values, use.value_spans):
-        if w.text is None:
+        if w.text is None or (use.explicit and w.text == "--"):
+            # argparse drops a `--` value before converting (Python 3.11), leaving an odd empty value
             use.converted.append(UNKNOWN)
             continue
         ok, value = convert(opt.type or "str", w.text)
@@ -425,6 +460,13 @@ def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None
             )
             use.converted.append(UNKNOWN)
             continue
+        if opt.action_class == "LoRAPathAction":
+            problem = _lora_path_problem(w.text)
+            if problem is not None:
+                findings.append(_finding("SGL003", f"`{use.written}` value `{w.text}` {problem[0]}", sp,
+                                         flag=use.spelling, sglang_error=problem[1]))
+                use.converted.append(UNKNOWN)
+                continue
         if value is None and opt.type and opt.type.startswith("custom:"):
             use.converted.append(UNKNOWN)
             continue
@@ -449,6 +491,23 @@ def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None
                     sglang_error=rf"argument {_names(opt)}: invalid choice: {re.escape(repr(value))}",
                 )
             )
+
+
+def _lora_path_problem(text: str) -> tuple[str, str] | None:
+    """sglang's LoRA path action reads a value that looks like a JSON object as one, and needs
+    both `lora_name` and `lora_path` in it (sglang/srt/arg_groups/argparse_actions.py)."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return None
+    try:
+        obj = json.loads(stripped)
+    except ValueError:
+        return ("looks like JSON but is not valid JSON",
+                r"(Expecting|Extra data|Invalid|Unterminated|Unexpected)")
+    if not isinstance(obj, dict) or "lora_name" not in obj or "lora_path" not in obj:
+        return ("is a JSON object without both `lora_name` and `lora_path`",
+                r"does not contain 'lora_name' and 'lora_path' keys")
+    return None
 
 
 def _requote(word: Word, text: str) -> str:
@@ -554,6 +613,21 @@ def _flag_rename_fixes(word: Word, span: Span, target: str) -> list[Fix]:
     if word.origin == "config":
         return [_replace_fix(f"Write the key as `{target[2:]}`", word.span, target[2:], Applicability.SAFE)]
     return []
+
+
+def _one_dash(opt: Option, c: _Classified) -> Finding:
+    word = c.word.text or ""
+    flag = word.split("=", 1)[0]
+    target = "-" + flag
+    span = c.word.sub_span(0, len(flag))
+    return _finding(
+        "SGL001",
+        f"`{flag}` has one dash, so sglang's parser reads it as `{c.spelling}` followed by `{c.explicit}`; "
+        f"write `{target}`",
+        span, flag=target,
+        sglang_error=rf"argument {_names(opt)}: ignored explicit argument {re.escape(repr(c.explicit))}",
+        fixes=_flag_rename_fixes(c.word, span, target),
+    )
 
 
 def _missing_value(opt: Option, c: _Classified, nargs, need) -> Finding:

@@ -60,6 +60,7 @@ RULES: list[Rule] = [
     Rule("SGL018", "multiple-config-files", E, "More than one `--config` on one command line"),
     Rule("SGL019", "config-value-overridden", I, "`--config` value that the command line overrides"),
     Rule("SGL020", "config-flag-with-equals", W, "`--config=FILE`, which sglang never reads"),
+    Rule("SGL021", "help-flag-in-launch", W, "`--help` in a launch command: sglang prints usage and exits"),
 ]
 
 
