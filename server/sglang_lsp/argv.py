@@ -105,8 +105,13 @@ class ParsedArgs:
         return None
 
 
+def _esc(text: str) -> str:
+    """``re.escape`` without the needless escapes of ``-`` (outside classes) that hurt readability."""
+    return re.escape(text).replace("\\-", "-")
+
+
 def _names(opt: Option) -> str:
-    return re.escape("/".join(opt.option_strings))
+    return _esc("/".join(opt.option_strings))
 
 
 _NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
@@ -288,7 +293,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             findings.append(
                 _finding("SGL015", f"`{c.spelling}` is retired: sglang {cat.sglang_version} refuses it"
                          + (f"; use `{opt.replacement}`" if opt.replacement else ""),
-                         _flag_span(c), flag=c.spelling, sglang_error=re.escape(c.spelling) if False else None)
+                         _flag_span(c), flag=c.spelling, sglang_error=_esc(c.spelling) if False else None)
             )
         value_words: list[Word] = []
         value_spans: list[Span] = []
@@ -387,7 +392,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
                 findings.append(
                     _finding("SGL014", f"sglang requires `{opt.name}` and this launch does not give it", anchor,
                              flag=opt.name,
-                             sglang_error=r"the following arguments are required: .*" + re.escape(names))
+                             sglang_error=r"the following arguments are required: .*" + _esc(names))
                 )
     return ParsedArgs(cat, uses, values, explicit_dests, any_unknown, findings)
 
@@ -455,7 +460,7 @@ def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None
                     "SGL003",
                     f"`{use.written}` expects {describe(opt.type or 'str')}, not `{w.text}`",
                     sp, flag=use.spelling,
-                    sglang_error=rf"argument {_names(opt)}: (invalid \S+ value: {re.escape(repr(w.text))}|.*)",
+                    sglang_error=rf"argument {_names(opt)}: (invalid \S+ value: {_esc(repr(w.text))}|.*)",
                 )
             )
             use.converted.append(UNKNOWN)
@@ -488,7 +493,7 @@ def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None
                     + (f"; did you mean `{suggestion}`?" if suggestion else "")
                     + f" (choices: {shown})",
                     sp, flag=use.spelling, fixes=fixes,
-                    sglang_error=rf"argument {_names(opt)}: invalid choice: {re.escape(repr(value))}",
+                    sglang_error=rf"argument {_names(opt)}: invalid choice: {_esc(repr(value))}",
                 )
             )
 
@@ -551,7 +556,7 @@ def _stray(word: Word) -> Finding:
         "SGL013",
         f"`{text}` is not the value of any flag; sglang's parser rejects it as an unrecognized argument"
         if text.strip() else "a lone escaped space is passed as an argument; sglang's parser rejects it",
-        word.span, sglang_error=r"unrecognized arguments: .*" + re.escape(text),
+        word.span, sglang_error=r"unrecognized arguments: .*" + _esc(text),
     )
 
 
@@ -565,9 +570,9 @@ def _unknown_option(cat: Catalog, c: _Classified) -> Finding:
         return _finding(
             "SGL006",
             f"`{flag}` is ambiguous: it abbreviates {len(c.ambiguous)} flags ({shown})",
-            span, flag=flag, sglang_error=r"ambiguous option: " + re.escape(flag),
+            span, flag=flag, sglang_error=r"ambiguous option: " + _esc(flag),
         )
-    error = r"unrecognized arguments: .*" + re.escape(c.word.text or flag)
+    error = r"unrecognized arguments: .*" + _esc(c.word.text or flag)
     kebab = "--" + flag.lstrip("-").replace("_", "-") if flag.startswith("-") else flag
     if "_" in flag and (cat.lookup(kebab) or len(cat.prefix_matches(kebab)) == 1):
         target = cat.lookup(kebab) and kebab or cat.prefix_matches(kebab)[0]
@@ -625,7 +630,7 @@ def _one_dash(opt: Option, c: _Classified) -> Finding:
         f"`{flag}` has one dash, so sglang's parser reads it as `{c.spelling}` followed by `{c.explicit}`; "
         f"write `{target}`",
         span, flag=target,
-        sglang_error=rf"argument {_names(opt)}: ignored explicit argument {re.escape(repr(c.explicit))}",
+        sglang_error=rf"argument {_names(opt)}: ignored explicit argument {_esc(repr(c.explicit))}",
         fixes=_flag_rename_fixes(c.word, span, target),
     )
 
@@ -646,9 +651,9 @@ def _missing_value(opt: Option, c: _Classified, nargs, need) -> Finding:
 def _value_for_switch(opt: Option, c: _Classified, value: Word, span: Span, explicit: bool) -> Finding:
     text = value.text if value.text is not None else "…"
     if explicit:
-        err = rf"argument {_names(opt)}: ignored explicit argument {re.escape(repr(text))}"
+        err = rf"argument {_names(opt)}: ignored explicit argument {_esc(repr(text))}"
     else:
-        err = r"unrecognized arguments: .*" + re.escape(text)
+        err = r"unrecognized arguments: .*" + _esc(text)
     fixes = []
     falsy = text.lower() in ("false", "0", "no", "off")
     if c.word.origin == "shell" and value.origin == "shell":

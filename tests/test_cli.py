@@ -1,0 +1,190 @@
+"""The `sglang-lsp` command line: formats, the JSON contract, exit codes, file discovery."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sglang_lsp import __version__
+from sglang_lsp.cli import main
+
+BROKEN = (
+    "#!/bin/bash\n"
+    "# 日本語 comment 🚀\n"
+    'python3 -m sglang.launch_server --model-path /m --quantization FP8 --max-model-len 4096\n'
+)
+CLEAN = "#!/bin/bash\npython3 -m sglang.launch_server --model-path /m --tp-size 2\n"
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    (tmp_path / "bad.sh").write_text(BROKEN, encoding="utf-8")
+    (tmp_path / "good.sh").write_text(CLEAN, encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("python -m sglang.launch_server --bogus\n", encoding="utf-8")
+    sub = tmp_path / "node_modules"
+    sub.mkdir()
+    (sub / "x.sh").write_text(BROKEN, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_contract(tree, capsys):
+    code, out, _ = run(capsys, "check", "--format", "json", "bad.sh")
+    assert code == 1
+    payload = json.loads(out)
+    assert set(payload) == {"tool", "version", "sglang_version", "files_checked", "diagnostics"}
+    assert payload["tool"] == "sglang-lsp"
+    assert payload["version"] == __version__
+    assert payload["sglang_version"] == "0.5.23"
+    assert payload["files_checked"] == 1
+    diags = payload["diagnostics"]
+    assert [d["code"] for d in diags] == ["SGL002", "SGL001"]
+    choice = diags[0]
+    assert set(choice) == {"path", "code", "severity", "message", "flag", "start", "end", "kb_id",
+                           "sglang_error", "fixes"}
+    assert choice["path"] == "bad.sh"
+    assert choice["severity"] == "error"
+    assert choice["flag"] == "--quantization"
+    line = BROKEN.split("\n")[2]
+    # 1-based, code points, end exclusive
+    assert choice["start"] == {"line": 3, "column": line.index("FP8") + 1}
+    assert choice["end"] == {"line": 3, "column": line.index("FP8") + 4}
+    assert choice["kb_id"] is None
+    assert choice["sglang_error"].startswith("argument --quantization: invalid choice")
+    fix = choice["fixes"][0]
+    assert fix["applicability"] == "safe"
+    assert fix["edits"] == [{"start": choice["start"], "end": choice["end"], "new_text": "fp8"}]
+    vllm = diags[1]
+    assert vllm["fixes"][0]["applicability"] == "unsafe"
+    assert vllm["fixes"][0]["edits"][0]["new_text"] == "--context-length"
+
+
+def test_text_format_has_source_and_caret(tree, capsys):
+    code, out, err = run(capsys, "check", "bad.sh")
+    assert code == 1
+    lines = out.splitlines()
+    line = BROKEN.split("\n")[2]
+    col = line.index("FP8") + 1
+    assert lines[0] == (f"bad.sh:3:{col}: error SGL002 `FP8` is not a valid choice for `--quantization`; "
+                        f"did you mean `fp8`? " + lines[0].split("did you mean `fp8`? ", 1)[1])
+    assert lines[1] == f"3 | {line}"
+    assert lines[2] == " " * (len("3 | ") + col - 1) + "^^^"
+    assert "2 errors" in err
+
+
+def test_concise_and_clean_exit(tree, capsys):
+    code, out, _ = run(capsys, "check", "--format", "concise", "good.sh")
+    assert (code, out) == (0, "")
+    code, out, _ = run(capsys, "check", "--format", "concise", "bad.sh")
+    assert code == 1 and len(out.splitlines()) == 2
+
+
+def test_select_and_ignore(tree, capsys):
+    _, out, _ = run(capsys, "check", "--format", "concise", "--select", "SGL001", "bad.sh")
+    assert [l.split()[2] for l in out.splitlines()] == ["SGL001"]
+    code, out, _ = run(capsys, "check", "--format", "concise", "--ignore", "SGL001,SGL002", "bad.sh")
+    assert (code, out) == (0, "")
+
+
+def test_directory_walk_skips_vendor_dirs_and_keeps_relative_paths(tree, capsys):
+    code, out, _ = run(capsys, "check", "--format", "json", ".")
+    payload = json.loads(out)
+    assert payload["files_checked"] == 2  # bad.sh and good.sh; not node_modules, not notes.txt
+    assert {d["path"] for d in payload["diagnostics"]} == {"bad.sh"}
+    code, out, _ = run(capsys, "check", "--format", "json", str(tree))
+    assert {d["path"] for d in json.loads(out)["diagnostics"]} == {os.path.join(str(tree), "bad.sh")}
+
+
+def test_gitignore_is_honoured(tree, capsys):
+    if subprocess.run(["git", "--version"], capture_output=True).returncode != 0:
+        pytest.skip("git not available")
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    (tree / ".gitignore").write_text("bad.sh\n")
+    code, out, _ = run(capsys, "check", "--format", "json", ".")
+    assert json.loads(out)["diagnostics"] == [] and code == 0
+
+
+def test_explicit_file_of_any_name_is_checked(tree, capsys):
+    code, out, _ = run(capsys, "check", "--format", "concise", "notes.txt")
+    assert code == 1 and "SGL001" in out
+
+
+def test_stdin_with_filename(tree, capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(BROKEN.encode())))
+    code, out, _ = run(capsys, "check", "--format", "concise", "--stdin-filename", "deploy/run.sh", "-")
+    assert code == 1
+    assert all(l.startswith("deploy/run.sh:3:") for l in out.splitlines())
+
+
+def test_usage_errors_exit_2(tree, capsys):
+    code, _, err = run(capsys, "check", "missing.sh")
+    assert code == 2 and "missing.sh" in err
+    code, _, err = run(capsys, "check", "--sglang-version", "0.0.1", "bad.sh")
+    assert code == 2 and "no flag catalog" in err
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--format", "xml"])
+    assert exc.value.code == 2
+    code, _, err = run(capsys, "rule", "SGL999")
+    assert code == 2 and "unknown rule" in err
+
+
+def test_unreadable_file_is_an_error_not_a_traceback(tree, capsys):
+    if os.geteuid() == 0:
+        target = tree / "dir.sh"
+        target.mkdir()  # a directory named like a script cannot be read as one
+        code, _, err = run(capsys, "check", str(target / "missing" / "x.sh"))
+    else:  # pragma: no cover
+        (tree / "locked.sh").write_text(CLEAN)
+        os.chmod(tree / "locked.sh", 0)
+        code, _, err = run(capsys, "check", "locked.sh")
+    assert code == 2 and "Traceback" not in err
+
+
+def test_invalid_utf8_and_crlf(tree, capsys):
+    data = b"#!/bin/bash\r\n# \xff\xfe\r\npython3 -m sglang.launch_server --model-path /m --bogus-flag\r\n"
+    (tree / "crlf.sh").write_bytes(data)
+    code, out, _ = run(capsys, "check", "--format", "json", "crlf.sh")
+    d = json.loads(out)["diagnostics"][0]
+    assert d["code"] == "SGL001"
+    line = "python3 -m sglang.launch_server --model-path /m --bogus-flag"
+    assert d["start"] == {"line": 3, "column": line.index("--bogus-flag") + 1}
+    assert d["end"] == {"line": 3, "column": len(line) + 1}
+
+
+def test_rule_and_rules_and_version(capsys):
+    code, out, _ = run(capsys, "rule", "sgl001")
+    assert code == 0 and "## What it does" in out and out.startswith("SGL001 (unknown-flag)")
+    code, out, _ = run(capsys, "rules")
+    assert code == 0 and "SGL002" in out and "invalid-choice" in out
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert __version__ in capsys.readouterr().out
+
+
+def test_check_path_does_not_import_pygls(tmp_path):
+    script = tmp_path / "a.sh"
+    script.write_text(BROKEN)
+    code = (
+        "import sys; from sglang_lsp.cli import main; rc = main(['check', '--format', 'concise', sys.argv[1]]);"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol')];"
+        "print('IMPORTED', bad); sys.exit(0 if not bad and rc == 1 else 3)"
+    )
+    env = dict(os.environ)
+    server = Path(__file__).resolve().parent.parent / "server"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(server)]))
+    proc = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,0 +1,206 @@
+"""Finding launch commands in shell scripts and mapping every argv word back to the file."""
+
+from __future__ import annotations
+
+import pytest
+
+from sglang_lsp.document import Document
+from sglang_lsp.shell import Source, extract
+
+
+def invocations(text: str):
+    doc = Document(text)
+    return doc, extract(Source(doc.data, None)).invocations
+
+
+def args_of(text: str, index: int = 0):
+    doc, invs = invocations(text)
+    return doc, invs[index]
+
+
+def src(doc: Document, word) -> str:
+    return doc.slice(word.span.start, word.span.end)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "python -m sglang.launch_server --model-path m",
+        "python3 -m sglang.launch_server --model-path m",
+        "python3.11 -m sglang.launch_server --model-path m",
+        "/opt/venv/bin/python3 -m sglang.launch_server --model-path m",
+        "python -u -m sglang.launch_server --model-path m",
+        "python -X dev -W ignore -m sglang.launch_server --model-path m",
+        "sglang serve --model-path m",
+        "/usr/local/bin/sglang serve --model-path m",
+        "uv run -m sglang.launch_server --model-path m",
+        "uv run python -m sglang.launch_server --model-path m",
+        "CUDA_VISIBLE_DEVICES=0,1 python3 -m sglang.launch_server --model-path m",
+        "exec python3 -m sglang.launch_server --model-path m",
+        "nohup python3 -m sglang.launch_server --model-path m > log 2>&1 &",
+        "env HF_HOME=/x NCCL_DEBUG=INFO python3 -m sglang.launch_server --model-path m",
+        "setsid python3 -m sglang.launch_server --model-path m",
+        "timeout 600 python3 -m sglang.launch_server --model-path m",
+        "numactl --cpunodebind=0 --membind=0 python3 -m sglang.launch_server --model-path m",
+        "srun --nodes=2 --ntasks-per-node=1 python3 -m sglang.launch_server --model-path m",
+        "docker run --gpus all --shm-size 32g -p 30000:30000 lmsysorg/sglang:latest python3 -m sglang.launch_server --model-path m",
+        "f() { python3 -m sglang.launch_server --model-path m; }",
+        "if true; then python3 -m sglang.launch_server --model-path m; fi",
+        "for i in 1 2; do python3 -m sglang.launch_server --model-path m; done",
+        "case $X in a) python3 -m sglang.launch_server --model-path m ;; esac",
+        "true && python3 -m sglang.launch_server --model-path m || echo failed",
+        "python3 -m sglang.launch_server --model-path m 2>&1 | tee log",
+        "(cd /srv && python3 -m sglang.launch_server --model-path m)",
+        "bash -c 'python3 -m sglang.launch_server --model-path m'",
+        "sh -c \"python3 -m sglang.launch_server --model-path m\"",
+        "srun bash -lc 'python3 -m sglang.launch_server --model-path m'",
+    ],
+)
+def test_recognised_launches(line):
+    doc, invs = invocations(line + "\n")
+    assert [i.kind for i in invs] == ["server"], line
+    inv = invs[0]
+    assert [w.text for w in inv.args] == ["--model-path", "m"]
+    # every arg range covers exactly the word in the file
+    assert [src(doc, w) for w in inv.args] == ["--model-path", "m"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "echo python -m sglang.launch_server --model-path m",
+        "python -m sglang_router.launch_server --model-path m --dp 2",
+        "python -m sglang_router.launch_router --pd-disaggregation --prefill http://a",
+        "pip install sglang",
+        "python -c 'import sglang'",
+        "# python -m sglang.launch_server --model-path m",
+        "grep -r sglang.launch_server .",
+    ],
+)
+def test_not_server_launches(line):
+    _, invs = invocations(line + "\n")
+    assert [i for i in invs if i.kind == "server"] == []
+
+
+def test_router_is_recognised_as_router():
+    _, invs = invocations("python -m sglang_router.launch_server --model-path m --dp-size 2\n")
+    assert [i.kind for i in invs] == ["router"]
+
+
+def test_continuations_quotes_and_equals():
+    text = (
+        "python3 -m sglang.launch_server \\\n"
+        "  --model-path 'my model' \\\n"
+        '  --served-model-name "a\\"b" --tp=4 \\\n'
+        "  --chat-template=$'x\\ty'\n"
+    )
+    doc, inv = args_of(text)
+    assert [w.text for w in inv.args] == ["--model-path", "my model", "--served-model-name", 'a"b', "--tp=4",
+                                          "--chat-template=x\ty"]
+    assert src(doc, inv.args[1]) == "'my model'"
+    assert inv.args[1].quote == "'"
+    # the value part of --tp=4 maps to the 4
+    tp = inv.args[4]
+    sub = tp.sub_span(len("--tp="), len("--tp=4"))
+    assert doc.slice(sub.start, sub.end) == "4"
+    assert doc.byte_to_linecol(sub.start) == (3, text.split("\n")[2].index("4") + 1)
+    # an escaped quote inside double quotes maps to the two source characters
+    esc = inv.args[3].sub_span(1, 2)
+    assert doc.slice(esc.start, esc.end) == '\\"'
+
+
+def test_variables_resolved_from_the_same_file():
+    text = (
+        "MODEL=/models/llama\n"
+        "export TP=4\n"
+        'PORT=${PORT:-30000}\n'
+        "python3 -m sglang.launch_server --model-path \"$MODEL\" --tp-size ${TP} --port $PORT --host ${HOST:-0.0.0.0}\n"
+    )
+    doc, inv = args_of(text)
+    assert [w.text for w in inv.args] == ["--model-path", "/models/llama", "--tp-size", "4", "--port", "30000",
+                                          "--host", "0.0.0.0"]
+    # a single word from a variable keeps its place in the command
+    assert src(doc, inv.args[1]) == '"$MODEL"'
+    assert inv.args[1].origin == "variable"
+    # …while its characters map to the definition
+    assert doc.slice(*inv.args[1].char_spans[0]) == "/"
+    assert doc.line_of(inv.args[1].char_spans[0][0]) == 0
+
+
+def test_unknown_values_are_unknown_not_guessed():
+    text = (
+        "python3 -m sglang.launch_server --model-path $1 --tp-size $(nproc) --port \"$PORT\" "
+        "--host x${SUFFIX}y --dp-size ${UNSET_VAR}\n"
+    )
+    _, inv = args_of(text)
+    values = [w for w in inv.args if not (w.text or "").startswith("--")]
+    assert all(w.text is None for w in values)
+    assert values[3].known_prefix == "x"
+
+
+def test_last_straight_line_assignment_wins_and_branches_are_unknown():
+    text = (
+        "TP=2\n"
+        "TP=8\n"
+        "python3 -m sglang.launch_server --model-path m --tp-size $TP\n"
+        "if [ -n \"$BIG\" ]; then TP=16; fi\n"
+        "python3 -m sglang.launch_server --model-path m --tp-size $TP\n"
+        "X=1 python3 -m sglang.launch_server --model-path m --port $X\n"
+        "for P in 1 2; do python3 -m sglang.launch_server --model-path m --port $P; done\n"
+        "source ./env.sh\n"
+        "python3 -m sglang.launch_server --model-path m --tp-size $TP\n"
+    )
+    _, invs = invocations(text)
+    tp = [inv.args[3].text for inv in invs]
+    assert tp[0] == "8"
+    assert tp[1] is None  # assigned in a branch that may not run
+    assert tp[2] is None  # `X=1 cmd` does not set $X for cmd's own words
+    assert tp[3] is None  # loop variable
+    assert tp[4] is None  # `source` may change anything
+    assert invs[2].env == {"X": "1"}
+
+
+def test_arrays_expand_with_ranges_into_the_definition():
+    text = (
+        "ARGS=(--model-path /m \\\n"
+        "  --tp-size 8)\n"
+        "ARGS+=(--port 30000)\n"
+        "python3 -m sglang.launch_server \"${ARGS[@]}\" --host 0.0.0.0\n"
+    )
+    doc, inv = args_of(text)
+    assert [w.text for w in inv.args] == ["--model-path", "/m", "--tp-size", "8", "--port", "30000", "--host",
+                                          "0.0.0.0"]
+    assert doc.byte_to_linecol(inv.args[2].span.start) == (2, 3)
+    assert doc.byte_to_linecol(inv.args[4].span.start) == (3, 8)
+    assert all(w.origin == "variable" for w in inv.args[:6])
+    assert not inv.open
+
+
+def test_unknown_expansion_makes_argv_open():
+    _, inv = args_of('python3 -m sglang.launch_server --model-path m $EXTRA_ARGS "$@"\n')
+    assert inv.open
+
+
+def test_split_of_unquoted_variable():
+    text = 'EXTRA="--tp-size 2 --dp-size 2"\npython3 -m sglang.launch_server --model-path m $EXTRA\n'
+    doc, inv = args_of(text)
+    assert [w.text for w in inv.args][2:] == ["--tp-size", "2", "--dp-size", "2"]
+    assert src(doc, inv.args[4]) == "--dp-size"
+
+
+def test_nested_sh_c_positions_map_back_into_the_file():
+    text = "srun bash -c \"python3 -m sglang.launch_server --model-path /m --tp-size \\\"8\\\" --bogus\"\n"
+    doc, inv = args_of(text)
+    assert inv.nested
+    assert [w.text for w in inv.args] == ["--model-path", "/m", "--tp-size", "8", "--bogus"]
+    assert src(doc, inv.args[4]) == "--bogus"
+    assert src(doc, inv.args[3]) == '\\"8\\"'
+
+
+def test_non_ascii_before_flag():
+    text = "# 模型 🚀\nMODEL='/models/é'\npython3 -m sglang.launch_server --model-path \"$MODEL\" --bogus-é\n"
+    doc, inv = args_of(text)
+    bogus = inv.args[-1]
+    assert src(doc, bogus) == "--bogus-é"
+    assert doc.byte_to_linecol(bogus.span.start) == (3, text.split("\n")[2].index("--bogus") + 1)
+    assert inv.args[1].text == "/models/é"
