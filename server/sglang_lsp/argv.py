@@ -460,7 +460,7 @@ def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None
                     "SGL003",
                     f"`{use.written}` expects {describe(opt.type or 'str')}, not `{w.text}`",
                     sp, flag=use.spelling,
-                    sglang_error=rf"argument {_names(opt)}: (invalid \S+ value: {_esc(repr(w.text))}|.*)",
+                    sglang_error=rf"argument {_names(opt)}: " + _type_error(opt.type or "str", w.text),
                 )
             )
             use.converted.append(UNKNOWN)
@@ -496,6 +496,22 @@ def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None
                     sglang_error=rf"argument {_names(opt)}: invalid choice: {_esc(repr(value))}",
                 )
             )
+
+
+def _type_error(type_name: str, text: str) -> str:
+    """Regex of the message sglang's parser prints when a value fails its type. argparse words
+    ValueErrors itself (naming the converter function); sglang's own converters raise
+    ArgumentTypeError with their own text (sglang/srt/utils/common.py,
+    sglang/srt/model_executor/cuda_graph_config.py)."""
+    function = {"int": "int", "float": "float", "json": "loads", "str": "str"}.get(type_name)
+    if function is not None:
+        return rf"invalid {function} value: {_esc(repr(text))}"
+    return {
+        "json_list": r"Invalid JSON list",
+        "human_int": r"(Invalid integer value|Decimals are not allowed with IEC suffixes)",
+        "cuda_graph_backend": r"tc_piecewise was removed",
+        "cuda_graph_config": r"(--cuda-graph-config|tc_piecewise was removed)",
+    }.get(type_name, r"")
 
 
 def _lora_path_problem(text: str) -> tuple[str, str] | None:
