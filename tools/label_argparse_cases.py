@@ -12,8 +12,10 @@ truth that re-implementation is tested against (``tests/test_argparse_oracle.py`
    i.e. ``argparse.ArgumentParser(prog="sglang serve")`` followed by
    ``ServerArgs.add_cli_args(parser)`` (a fresh parser per case);
 2. it GENERATES argv variants from the parser's own actions (option strings, nargs, type
-   functions, choices) with a seeded RNG, in the categories listed in ``CATEGORIES`` below,
-   plus a few hand-picked cases per category;
+   functions, choices) with a seeded RNG, in the categories listed in ``CATEGORIES`` below.
+   Each category starts with a few hand-picked cases (ids ``<kind>-0000`` onwards, which do
+   not depend on the RNG; ``docs/argparse-semantics.md`` cites them), and the generated
+   cases fill it up to its share of ``--count``. An argv that appears twice is kept once;
 3. it LABELS each argv by calling ``parser.parse_args(argv)``: ``SystemExit`` is caught and
    the ``sglang serve: error: ...`` line that argparse wrote to stderr is captured; exceptions
    that escape argparse (raised by custom actions, e.g. ``AssertionError`` from the LoRA path
@@ -77,10 +79,10 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # kind -> relative weight (share of --count).  Curated cases come first in each kind.
 CATEGORIES = OrderedDict(
     [
-        ("valid_random", 10),  # model path + random valid flags, both value forms
-        ("valid_switch", 4),  # store_true, --x/--no-x, deprecated switches
-        ("valid_nargs", 4),  # nargs + / * / ? variants
-        ("valid_json", 3),  # JSON-typed flags with valid JSON; human-readable ints
+        ("valid_random", 14),  # model path + random valid flags, both value forms
+        ("valid_switch", 5),  # store_true, --x/--no-x, deprecated switches
+        ("valid_nargs", 5),  # nargs + / * / ? variants
+        ("valid_json", 4),  # JSON-typed flags with valid JSON; human-readable ints
         ("equals_form", 4),  # --flag=value edge cases
         ("negative_values", 4),  # values starting with "-"
         ("flaglike_values", 3),  # values that look like options
@@ -95,10 +97,10 @@ CATEGORIES = OrderedDict(
         ("bad_human_int", 2),
         ("missing_value", 5),  # flag at end / followed by a flag; nargs + with nothing
         ("switch_with_value", 4),  # --enable-metrics=true, --enable-metrics true
-        ("abbrev_unique", 6),
+        ("abbrev_unique", 7),
         ("abbrev_ambiguous", 4),
-        ("repeated", 4),  # repeated flags, aliases used together
-        ("deprecated", 2),
+        ("repeated", 5),  # repeated flags, aliases used together
+        ("deprecated", 3),
         ("missing_required", 3),
         ("separator", 2),  # "--"
         ("stray_positional", 3),
@@ -401,6 +403,8 @@ def g_valid_random(ctx: Ctx):
         MODEL + ["--mem-fraction-static", "0.85", "--context-length", "32k", "--trust-remote-code"],
         ["--port", "8000", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--served-model-name", "llama"],
         MODEL + ["--dtype=bfloat16", "--tp=4", "--chunked-prefill-size", "8192"],
+        MODEL + ["--ep", "4"],
+        MODEL + ["--disable-cuda-graph-padding"],
     ]
 
     def gen():
@@ -582,6 +586,12 @@ def g_flaglike_values(ctx: Ctx):
         MODEL + ["--host", "-h"],
         MODEL + ["--api-key", "-abc"],
         MODEL + ["--api-key", "-abc def"],
+        MODEL + ["--served-model-name", "--tp=8 x"],
+        MODEL + ["--served-model-name", "--enable-hi"],
+        MODEL + ["--served-model-name", "--enable-hi x"],
+        MODEL + ["--served-model-name", "--enable-hi=1 x"],
+        MODEL + ["--served-model-name", "-1"],
+        MODEL + ["--served-model-name", "-1x"],
     ]
 
     def gen():
@@ -691,6 +701,7 @@ def g_snake_case(ctx: Ctx):
         MODEL + ["--mem_fraction_static", "0.8"],
         MODEL + ["--trust_remote_code"],
         MODEL + ["--tp-size_", "8"],
+        MODEL + ["--ep=4"],
     ]
 
     def gen():
@@ -724,6 +735,7 @@ def g_single_dash(ctx: Ctx):
         ["-m", "/models/x"],
         MODEL + ["-"],
         MODEL + ["-x"],
+        MODEL + ["-hh"],
     ]
 
     def gen():
@@ -841,6 +853,13 @@ def g_bad_json(ctx: Ctx):
         MODEL + ["--cuda-graph-config", '{"decode": 1}'],
         MODEL + ["--cuda-graph-config", '{"decode": {"backend": "tc_piecewise"}}'],
         MODEL + ["--cuda-graph-config", '{"decode": {"backend": "nonsense"}}'],
+        MODEL + ["--sidecar-args", "NaN"],
+        MODEL + ["--preferred-sampling-params", "NaN"],
+        MODEL + ["--sidecar-args", "[18446744073709551616]"],
+        MODEL + ["--sidecar-args", "[1] "],
+        MODEL + ["--radix-eviction-policy-config", "{'a': 1}"],
+        MODEL + ["--limit-mm-data-per-request", "{bad"],
+        MODEL + ["--decoupled-spec-connect-endpoints", "[1,]"],
     ]
 
     def gen():
@@ -859,6 +878,13 @@ BAD_HUMAN = ["1.5Ki", "4K", "4kb", "1e3", "4 k", "0x10", "1.5", "k", "4KiB", "4m
 
 def g_bad_human_int(ctx: Ctx):
     curated = [MODEL + ["--context-length", v] for v in BAD_HUMAN]
+    curated += [
+        MODEL + ["--context-bucket", "4kb"],
+        MODEL + ["--max-prefill-tokens", "25.6k"],
+        MODEL + ["--max-total-tokens", "32Ki"],
+        MODEL + ["--context-length", " 4k "],
+        MODEL + ["--context-length", " 4 k "],
+    ]
 
     def gen():
         rng = ctx.rng
@@ -1119,6 +1145,8 @@ def g_stray_positional(ctx: Ctx):
         MODEL + ["--port", "1", "2", "3"],
         MODEL + ["\\"],
         MODEL + ["&&", "echo", "hi"],
+        MODEL + ["--flashinfer-autotune-skip-ops", "/tmp/p", "x=y"],
+        MODEL + ["--lora-target-modules", "q_proj", "stray"],
     ]
 
     def gen():
@@ -1190,8 +1218,12 @@ def g_multi_error(ctx: Ctx):
         MODEL + ["--tp-size", "x", "--help"],
         MODEL + ["--help", "--tp-size", "x"],
         MODEL + ["--help", "--enable"],
-        ["--help"],
         MODEL + ["--bogus", "--help"],
+        MODEL + ["--bogus", "x", "--tp", "8", "y"],
+        ["a", "--bogus", "b"],
+        MODEL + ["--tp", "8", "--tp"],
+        MODEL + ["--mem-fraction-static", "-5.", "8", "--disable-c"],
+        MODEL + ["--tp_size", "--mem-fraction-static", "abc"],
         MODEL + ["--cuda-graph-bs-decode", "x", "--port"],
     ]
 
@@ -1203,7 +1235,7 @@ def g_multi_error(ctx: Ctx):
             lambda: ["--tp-size", rng.choice(["x", "8.0", ""])],
             lambda: ["--quantization", rng.choice(["FP8", "nope"])],
             lambda: [rng.choice(["--bogus", "--max-model-len", "--tp_size"])],
-            lambda: [rng.choice(["--enable", "--disable-c", "--no-"])],
+            lambda: [rng.choice(["--enable-hi", "--disable-c", "--disable-cuda", "--ep-"])],
             lambda: ["--enable-metrics=" + rng.choice(["1", "true"])],
             lambda: [rng.choice(["stray", "8"])],
             lambda: ["--mem-fraction-static", rng.choice(["abc", "-5."])],
@@ -1263,6 +1295,9 @@ def generate(seed: int, count: int) -> list[dict]:
     ctx = Ctx(build_parser(), rng)
     seen: set[tuple[str, ...]] = set()
     cases = []
+    # Pass 1: the hand-picked cases of every kind, so their ids do not depend on what the
+    # random generators produce (an argv listed under two kinds stays with the first).
+    plan = []
     for kind, quota in quotas(count).items():
         curated, gen = GENERATORS[kind](ctx)
         argvs = []
@@ -1270,6 +1305,9 @@ def generate(seed: int, count: int) -> list[dict]:
             if tuple(argv) not in seen:
                 seen.add(tuple(argv))
                 argvs.append(list(argv))
+        plan.append((kind, quota, gen, argvs))
+    # Pass 2: fill each kind up to its quota with generated cases.
+    for kind, quota, gen, argvs in plan:
         attempts = 0
         while len(argvs) < quota and attempts < quota * 20:
             attempts += 1
