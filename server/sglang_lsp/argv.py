@@ -77,13 +77,14 @@ class FlagUse:
 
     @property
     def span(self) -> Span:
-        """The flag and its values."""
-        end = self.value_spans[-1].end if self.value_spans and not self.explicit else self.word.span.end
-        if self.word.span.path != (self.value_spans[-1].path if self.value_spans else self.word.span.path):
-            end = self.word.span.end
-        if self.value_spans and self.value_spans[-1].start < self.word.span.start:
-            end = self.word.span.end
-        return Span(self.word.span.start, max(end, self.word.span.end), self.word.span.path)
+        """The flag and its values, when they stand together after it in one file."""
+        flag = self.word.span
+        end = flag.end
+        if self.value_spans and not self.explicit:
+            last = self.value_spans[-1]
+            if last.path == flag.path and last.start >= flag.end:
+                end = last.end
+        return Span(flag.start, end, flag.path)
 
 
 @dataclass
