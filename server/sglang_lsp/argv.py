@@ -189,6 +189,10 @@ def _explicit_word(c: _Classified) -> tuple[Word, Span]:
         return Word(None, Span(span.start, w.span.end, w.span.path), None, w.quote, "", w.origin), Span(span.start, w.span.end, w.span.path)
     start = len(w.text) - len(c.explicit)
     span = w.sub_span(start, len(w.text))
+    if not (w.span.start <= span.start and span.end <= w.span.end) and span.path == w.span.path:
+        # the value was expanded from a variable: point at what follows `--flag=` in the word
+        flag_end = w.sub_span(0, start).end
+        span = Span(flag_end if w.span.start <= flag_end <= w.span.end else w.span.start, w.span.end, w.span.path)
     spans = w.char_spans[start:] if w.char_spans else None
     return Word(c.explicit, span, spans, w.quote, "", w.origin, w.config_key), span
 
@@ -302,8 +306,9 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
         if c.explicit is not None:
             if opt.is_switch:
                 vw, vs = _explicit_word(c)
-                if c.spelling and not c.spelling.startswith("--") and c.word.text and cat.lookup("-" + c.word.text.split("=")[0]):
-                    findings.append(_one_dash(opt, c))
+                if c.spelling and not c.spelling.startswith("--") and c.word.text and _two_dash_target(cat, c.word.text):
+                    findings.append(_one_dash(cat, opt, c))
+                    owner_unknown = True  # its would-be values are not separate mistakes
                 else:
                     findings.append(_value_for_switch(opt, c, vw, vs, explicit=True))
                 i += 1
@@ -358,7 +363,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
         _apply(use, values)
         explicit_dests.add(use.option.dest)
     for dest, group in by_dest.items():
-        if len(group) < 2 or group[-1].option.action in ("append", "append_const", "count"):
+        if len(group) < 2 or group[-1].option.action in ("append", "append_const", "count") or dest == "config":
             continue
         last = group[-1]
         for earlier in group[:-1]:
@@ -383,12 +388,12 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
                          tags=("unnecessary",) if same else ())
             )
 
-    _defaults(cat, values)
+    values = _defaults(cat, values)
 
     any_unknown = open_argv or any(c.kind == "U" for c in classified)
     if check_required and not any_unknown and anchor is not None:
-        for opt in cat.options:
-            if opt.required and opt.dest not in explicit_dests:
+        for opt in cat.required:
+            if opt.dest not in explicit_dests:
                 names = "/".join(opt.option_strings)
                 findings.append(
                     _finding("SGL014", f"sglang requires `{opt.name}` and this launch does not give it", anchor,
@@ -409,10 +414,10 @@ def _short_cluster_has_help(cat: Catalog, rest: str) -> bool:
 
 
 def _defaults(cat: Catalog, values: dict[str, Any]) -> dict[str, Any]:
-    for opt in cat.options:
-        if opt.dest not in values:
-            values[opt.dest] = opt.default
-    return values
+    """``values`` completed with the parser's defaults for every destination not set."""
+    merged = dict(cat.defaults)
+    merged.update(values)
+    return merged
 
 
 def _apply(use: FlagUse, values: dict[str, Any]) -> None:
@@ -479,24 +484,48 @@ def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None
         use.converted.append(value)
         if opt.choices is not None and value not in opt.choices:
             choices = [str(c) for c in opt.choices]
-            close = difflib.get_close_matches(str(w.text), choices, n=1, cutoff=0.6)
-            lowered = [c for c in choices if c.lower() == str(w.text).lower()]
-            suggestion = lowered[0] if lowered else (close[0] if close else None)
+            suggestion, safe, several = _suggest_choice(str(w.text), choices)
             shown = ", ".join(choices[:12]) + (" …" if len(choices) > 12 else "")
             fixes = []
             if suggestion is not None and w.origin in ("shell", "config", "yaml"):
                 fixes.append(_replace_fix(f"Use `{suggestion}`", sp, _requote(w, suggestion),
-                                          Applicability.SAFE if lowered else Applicability.UNSAFE))
+                                          Applicability.SAFE if safe else Applicability.UNSAFE))
+            hint = (f"; did you mean `{suggestion}`?" if suggestion else
+                    f"; did you mean one of {', '.join(f'`{x}`' for x in several)}?" if several else "")
             findings.append(
                 _finding(
                     "SGL002",
-                    f"`{w.text}` is not a valid choice for `{use.spelling}`"
-                    + (f"; did you mean `{suggestion}`?" if suggestion else "")
-                    + f" (choices: {shown})",
+                    f"`{w.text}` is not a valid choice for `{use.spelling}`" + hint + f" (choices: {shown})",
                     sp, flag=use.spelling, fixes=fixes,
                     sglang_error=rf"argument {_names(opt)}: invalid choice: {_esc(repr(value))}",
                 )
             )
+
+
+def _suggest_choice(value: str, choices: list[str]) -> tuple[str | None, bool, list[str]]:
+    """(suggestion, whether replacing is meaning-preserving, several candidates to name)."""
+    lowered = [c for c in choices if c.lower() == value.lower()]
+    if lowered:
+        return lowered[0], True, []
+    def norm(x: str) -> str:
+        return re.sub(r"[-_ .]", "", x.lower())
+    same = [c for c in choices if norm(c) == norm(value)]
+    if len(same) == 1:
+        return same[0], False, []
+    extended = [c for c in choices if norm(c).startswith(norm(value))] if value else []
+    if len(extended) == 1:
+        return extended[0], False, []
+    if 1 < len(extended) <= 4:
+        return None, False, extended
+    # abbreviations such as bf16 → bfloat16: same first letter, letters in order
+    def abbreviates(short: str, full: str) -> bool:
+        rest = iter(full)
+        return short[:1] == full[:1] and all(ch in rest for ch in short)
+    shortened = [c for c in choices if abbreviates(norm(value), norm(c))] if value else []
+    if len(shortened) == 1:
+        return shortened[0], False, []
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.75)
+    return (close[0], False, []) if close else (None, False, [])
 
 
 def _type_error(type_name: str, text: str) -> str:
@@ -601,8 +630,8 @@ def _unknown_option(cat: Catalog, c: _Classified) -> Finding:
             sglang_error=error,
             fixes=_flag_rename_fixes(c.word, span, target),
         )
-    if flag.startswith("-") and not flag.startswith("--") and cat.lookup("-" + flag):
-        target = "-" + flag
+    if flag.startswith("-") and not flag.startswith("--") and _two_dash_target(cat, flag):
+        target = _two_dash_target(cat, flag)
         return _finding(
             "SGL001", f"`{flag}` is not a flag; sglang's long flags start with two dashes: `{target}`", span,
             flag=flag, sglang_error=error,
@@ -637,10 +666,19 @@ def _flag_rename_fixes(word: Word, span: Span, target: str) -> list[Fix]:
     return []
 
 
-def _one_dash(opt: Option, c: _Classified) -> Finding:
+def _two_dash_target(cat: Catalog, text: str) -> str | None:
+    """`-tp-size` / `-tp` → the `--` option it most likely means (exact, else unique prefix)."""
+    flag = "-" + text.split("=", 1)[0]
+    if cat.lookup(flag):
+        return flag
+    matches = cat.prefix_matches(flag)
+    return matches[0] if len(matches) == 1 else None
+
+
+def _one_dash(cat: Catalog, opt: Option, c: _Classified) -> Finding:
     word = c.word.text or ""
     flag = word.split("=", 1)[0]
-    target = "-" + flag
+    target = _two_dash_target(cat, word) or "-" + flag
     span = c.word.sub_span(0, len(flag))
     return _finding(
         "SGL001",

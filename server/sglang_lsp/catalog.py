@@ -87,6 +87,11 @@ class Catalog:
             for s in opt.option_strings:
                 self.by_string[s] = opt
         self._sorted = sorted(self.by_string)
+        # argparse sets each destination's default from the first action that declares it
+        self.defaults: dict[str, Any] = {}
+        for opt in self.options:
+            self.defaults.setdefault(opt.dest, opt.default)
+        self.required = [opt for opt in self.options if opt.required]
         # argparse treats "-1" as a value unless some option looks like a negative number.
         self.has_negative_number_options = any(
             s[1:].replace(".", "", 1).isdigit() for s in self.by_string if s.startswith("-") and not s.startswith("--")
@@ -134,6 +139,7 @@ def available_versions() -> list[str]:
     return sorted(out, key=_version_key)
 
 
+@functools.lru_cache(maxsize=256)
 def _version_key(v: str) -> tuple:
     return tuple(int(x) if x.isdigit() else x for x in v.replace("-", ".").split("."))
 

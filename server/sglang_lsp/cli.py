@@ -1,4 +1,4 @@
-"""``sglang-lsp`` command line: ``check``, ``rule``, ``rules``.
+"""``sglang-lsp`` command line: ``check``, ``rule``, ``rules``, ``serve``.
 
 Exit codes: 0 clean, 1 findings at error level (or at ``--fail-on``), 2 usage or internal error.
 The check path never imports pygls/lsprotocol.
@@ -29,6 +29,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"sglang-lsp: error: {message}\n")
 
 
+def _host_port(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, not {value!r}")
+    return host or "127.0.0.1", int(port)
+
+
 def _codes(value: str) -> tuple[str, ...]:
     return tuple(c.strip().upper() for c in value.split(",") if c.strip())
 
@@ -50,7 +57,26 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("rule", help="print a rule's documentation")
     r.add_argument("code")
 
-    sub.add_parser("rules", help="list all rules")
+    rl = sub.add_parser("rules", help="list all rules")
+    rl.add_argument("--tag", action="append", default=[], help="only rules with this tag (repeatable)")
+
+    e = sub.add_parser("explain", help="explain sglang error messages found in logs or tracebacks")
+    e.add_argument("logs", nargs="*", help="log files (default: standard input)")
+    e.add_argument("--script", help="a launch file: also point at the flag to change in it")
+    e.add_argument("--gpu", help="target GPU profile for --script")
+
+    kb = sub.add_parser("kb", help="knowledge-base tools")
+    kb_sub = kb.add_subparsers(dest="kb_command", parser_class=_Parser)
+    ki = kb_sub.add_parser("import", help="turn knowledge-base records (JSON or rendered text) into rule files")
+    ki.add_argument("files", nargs="+")
+    ki.add_argument("--out", default=".", help="directory for the rule files (default: .)")
+    ki.add_argument("--first-code", type=int, help="number of the first new code (default: after the bundled rules)")
+    ki.add_argument("--no-docs", action="store_true", help="do not write documentation drafts")
+
+    s = sub.add_parser("serve", help="run the language server (LSP over stdio by default)")
+    s.add_argument("--tcp", metavar="HOST:PORT", type=_host_port, help="listen on TCP instead of stdio")
+    s.add_argument("--log-file", help="write logs to this file instead of standard error")
+    s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return p
 
 
@@ -97,7 +123,12 @@ def _candidate(path: Path) -> bool:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    options = Options(sglang_version=args.sglang_version, gpu=args.gpu, select=args.select, ignore=args.ignore)
+    from .kb.commands import bad_gpu
+
+    if args.gpu and bad_gpu(args.gpu):
+        return 2
+    options = Options(sglang_version=args.sglang_version, gpu=args.gpu, select=args.select, ignore=args.ignore,
+                      model_search_paths=(os.getcwd(),))
     if args.sglang_version and args.sglang_version not in available_versions():
         print(f"sglang-lsp: error: no flag catalog for sglang {args.sglang_version} "
               f"(bundled: {', '.join(available_versions())})", file=sys.stderr)
@@ -199,7 +230,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "rule":
             return _run_rule(args.code)
         if args.command == "rules":
+            if args.tag:
+                from .kb.commands import run_rules_tagged
+
+                return run_rules_tagged(args.tag)
             return _run_rules()
+        if args.command in ("explain", "kb"):
+            from .kb import commands
+
+            return commands.run_explain(args) if args.command == "explain" else commands.run_kb(args, parser)
+        if args.command == "serve":
+            from .lsp import serve  # pygls is imported only here, never on the check path
+
+            return serve(args.tcp, args.log_file, args.log_level)
         parser.print_help()
         return 2
     except CheckError as exc:

@@ -102,7 +102,7 @@ def read_config(text: str, path: str, cat: Catalog) -> ConfigFile:
     mapping = next((c for c in body.named_children if c.type in ("block_mapping", "flow_mapping")), None)
     if mapping is None:
         cfg.is_mapping = False
-        cfg.findings.append(Finding("SGL016", rules.get("SGL016").severity,
+        cfg.findings.append(Finding("SGL030", rules.get("SGL030").severity,
                                     "a sglang config file must be a YAML mapping of flag names to values",
                                     Span(body.start_byte, body.end_byte, path),
                                     sglang_error=r"Config file must contain a dictionary at root level"))

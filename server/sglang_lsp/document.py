@@ -8,7 +8,11 @@ and byte offsets from tree-sitter always match the original file.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
+
+
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 
 
 def decode(data: bytes) -> str:
@@ -27,12 +31,16 @@ class Document:
 
     def __post_init__(self) -> None:
         self.data = self.text.encode("utf-8", errors="surrogateescape")
+        # LSP's line terminators: \n, \r\n and a lone \r
         starts = [0]
-        find = self.data.find
-        pos = find(b"\n")
-        while pos != -1:
-            starts.append(pos + 1)
-            pos = find(b"\n", pos + 1)
+        if b"\r" in self.data:
+            starts += [m.end() for m in _LINE_BREAK.finditer(self.data)]
+        else:
+            find = self.data.find
+            pos = find(b"\n")
+            while pos != -1:
+                starts.append(pos + 1)
+                pos = find(b"\n", pos + 1)
         self._line_starts = starts
 
     @property
@@ -46,9 +54,12 @@ class Document:
     def line_span(self, line: int) -> tuple[int, int]:
         """Byte range of 0-based ``line`` without its line terminator."""
         start = self._line_starts[line]
-        end = self._line_starts[line + 1] - 1 if line + 1 < len(self._line_starts) else len(self.data)
-        if end > start and self.data[end - 1 : end] == b"\r":
-            end -= 1
+        if line + 1 < len(self._line_starts):
+            end = self._line_starts[line + 1] - 1
+            if self.data[end : end + 1] == b"\n" and end > start and self.data[end - 1 : end] == b"\r":
+                end -= 1
+        else:
+            end = len(self.data)
         return start, end
 
     def line_text(self, line: int) -> str:

@@ -8,11 +8,13 @@ never as a finding.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import rules
 from .argv import ParsedArgs, resolve
@@ -21,6 +23,7 @@ from .config_file import read_config
 from .document import Document, decode
 from .findings import Applicability, Edit, Finding, Fix, Severity, Span
 from .invocation import Invocation, Word
+from .kb_engine import kb_findings
 from .shell import Source, extract
 from .shell_checks import continuation_findings
 
@@ -28,6 +31,8 @@ log = logging.getLogger(__name__)
 
 SHELL_EXTENSIONS = {".sh", ".bash", ".zsh", ".ksh", ".slurm", ".sbatch", ".command"}
 YAML_EXTENSIONS = {".yaml", ".yml"}
+_YAML_START = re.compile(r"\A(?:\ufeff)?(?:[ \t]*(?:#[^\n]*)?\n)*(?:---[ \t]*(?:#[^\n]*)?$|%YAML |(?:apiVersion|kind|services|model-path|model_path)[ \t]*:)",
+                         re.M)
 
 
 @dataclass
@@ -36,6 +41,7 @@ class Options:
     gpu: str | None = None
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    model_search_paths: tuple[str, ...] = ()  # workspace roots a relative --model-path is also looked up in
 
 
 @dataclass
@@ -47,6 +53,8 @@ class Result:
     parsed: list[ParsedArgs] = field(default_factory=list)
     documents: dict[str, Document] = field(default_factory=dict)  # other files findings point into
     errors: list[str] = field(default_factory=list)  # internal errors, kept apart from findings
+    tree: Any = None  # the tree-sitter tree of the checked text (shell), for incremental re-parsing
+    options: Options | None = None
 
 
 def detect_language(path: str | None, text: str) -> str | None:
@@ -60,6 +68,9 @@ def detect_language(path: str | None, text: str) -> str | None:
     if first.startswith("#!") and re.search(r"\b(ba|z|k|da)?sh\b", first):
         return "shell"
     if path is None or suffix in ("", ".txt", ".env"):
+        # untitled buffers and stdin: a YAML document start or a manifest/compose/config top key
+        if _YAML_START.match(text):
+            return "yaml"
         if re.search(r"(python[0-9.]*\s+(-\w+\s+)*-m\s+sglang\.launch_server|sglang\s+serve)", text):
             return "shell"
     return None
@@ -71,15 +82,17 @@ def _selected(code: str, options: Options) -> bool:
     return not any(code.startswith(s) for s in options.ignore)
 
 
-def check_document(doc: Document, options: Options | None = None) -> Result:
+def check_document(doc: Document, options: Options | None = None, old_tree: Any = None) -> Result:
+    """``old_tree``: optional previous tree of ``doc`` edited to its text (shell only; the
+    language server's incremental sync); the findings never depend on it."""
     options = options or Options()
     cat = load_catalog(options.sglang_version)
-    result = Result(doc.path, doc, [])
+    result = Result(doc.path, doc, [], options=options)
     try:
         if doc.language == "yaml":
             _check_yaml(doc, cat, result)
         else:
-            _check_shell(doc, cat, result)
+            _check_shell(doc, cat, result, old_tree)
     except Exception as exc:  # pragma: no cover - defensive: one bad file must not stop a run
         log.exception("internal error while checking %s", doc.path)
         result.errors.append(f"internal error: {type(exc).__name__}: {exc}")
@@ -107,9 +120,10 @@ def check_argv(argv: list[str], options: Options | None = None) -> list[Finding]
 # ---------------------------------------------------------------------------------------
 
 
-def _check_shell(doc: Document, cat: Catalog, result: Result) -> None:
+def _check_shell(doc: Document, cat: Catalog, result: Result, old_tree: Any = None) -> None:
     base_dir = os.path.dirname(doc.path) if doc.path else None
-    script = extract(Source(doc.data, None), base_dir)
+    script = extract(Source(doc.data, None), base_dir, old_tree=old_tree)
+    result.tree = script.tree
     result.invocations = script.invocations
     result.findings += continuation_findings(doc, script)
     for inv in script.invocations:
@@ -132,95 +146,152 @@ def _program_span(inv: Invocation) -> Span:
     return inv.span
 
 
-def _check_invocation(inv: Invocation, cat: Catalog, result: Result) -> None:
+def _check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs: dict | None = None) -> None:
     args = list(inv.args)
-    config_words: list[Word] = []
-    config_positions = [i for i, w in enumerate(args) if w.text == "--config" or (w.text or "").startswith("--config=")]
-    if len(config_positions) > 1:
-        for i in config_positions[1:]:
+    if inv.program and inv.program[-1].text == "serve":
+        args = _serve_argv(args)
+        if args is None:
+            return
+    config_words, config_known = _config_words(args, inv, cat, result, config_refs)
+    parsed = resolve(cat, config_words + args, open_argv=inv.open or not config_known, anchor=_program_span(inv))
+    result.parsed.append(parsed)
+    result.findings += parsed.findings
+    result.findings += kb_findings(parsed, inv, result, _program_span(inv))
+
+
+def _serve_argv(args: list[Word]) -> list[Word] | None:
+    """What `sglang serve` hands to the server parser: `--model-type X` removed, and a first word
+    that is not a flag taken as the model path (sglang/cli/serve.py). ``None`` when another
+    backend than the LLM server is selected."""
+    out: list[Word] = []
+    i = 0
+    backend = "auto"
+    while i < len(args):
+        text = args[i].text
+        if text == "--model-type":
+            backend = args[i + 1].text if i + 1 < len(args) else None
+            i += 2
+            continue
+        if text is not None and text.startswith("--model-type="):
+            backend = text.split("=", 1)[1]
+            i += 1
+            continue
+        out.append(args[i])
+        i += 1
+    if backend not in ("auto", "llm"):
+        return None
+    if out and out[0].text is not None and not out[0].text.startswith("-"):
+        first = out[0]
+        implied = Word("--model-path", Span(first.span.start, first.span.start, first.span.path), None, None, "",
+                       "implied")
+        out.insert(0, implied)
+    return out
+
+
+def _config_words(args: list[Word], inv: Invocation, cat: Catalog, result: Result,
+                  config_refs: dict | None = None) -> tuple[list[Word], bool]:
+    """The words a `--config` file contributes, and whether they are known (a file that cannot be
+    read leaves the launch open: its contents may supply any flag). ``config_refs`` (YAML files,
+    see :class:`sglang_lsp.yaml_extract.ConfigRef`) maps a path word's span to what it names
+    inside the container: a ConfigMap's config, a bind-mounted local file, or nothing knowable."""
+    exact = [i for i, w in enumerate(args) if w.text == "--config"]
+    for w in args:
+        if w.text is not None and w.text.startswith("--config="):
+            # sglang looks for the exact word `--config`; `--config=FILE` parses but is never read
+            fixes = []
+            if w.origin == "shell" and w.char_spans:
+                eq = w.sub_span(len("--config"), len("--config") + 1)
+                fixes.append(Fix("Write `--config FILE` as two words", Applicability.UNSAFE, (Edit(eq, " "),)))
+            result.findings.append(Finding(
+                "SGL020", rules.get("SGL020").severity,
+                "sglang only reads a config file given as `--config FILE`; with `--config=FILE` the file is "
+                "silently ignored", w.sub_span(0, len("--config")), flag="--config", fixes=fixes,
+            ))
+    if len(exact) > 1:
+        for i in exact[1:]:
             result.findings.append(Finding(
                 "SGL018", rules.get("SGL018").severity,
                 "only one `--config` file may be given; sglang refuses the launch", args[i].span, flag="--config",
                 sglang_error=r"Multiple config files specified",
             ))
-    elif config_positions:
-        i = config_positions[0]
-        word = args[i]
-        if word.text == "--config":
-            path_word = args[i + 1] if i + 1 < len(args) else None
-            if path_word is not None and path_word.text is not None:
-                config_words = _load_config(path_word, inv, cat, result)
-        else:
-            # sglang looks for the exact word `--config`; `--config=FILE` parses but is never read
-            fixes = []
-            if word.origin == "shell" and word.char_spans:
-                eq = word.sub_span(len("--config"), len("--config") + 1)
-                fixes.append(Fix("Write `--config FILE` as two words", Applicability.UNSAFE, (Edit(eq, " "),)))
-            result.findings.append(Finding(
-                "SGL020", rules.get("SGL020").severity,
-                "sglang only reads a config file given as `--config FILE`; with `--config=FILE` the file is "
-                "silently ignored", word.sub_span(0, len("--config")), flag="--config", fixes=fixes,
-            ))
-    parsed = resolve(cat, config_words + args, open_argv=inv.open, anchor=_program_span(inv))
-    result.parsed.append(parsed)
-    result.findings += parsed.findings
+        return [], False
+    if not exact:
+        return [], True
+    i = exact[0]
+    path_word = args[i + 1] if i + 1 < len(args) else None
+    if path_word is None or path_word.text is None:
+        return [], path_word is None
+    ref = (config_refs or {}).get((path_word.span.start, path_word.span.end))
+    if ref is not None:
+        if ref.words is not None:
+            return list(ref.words), True
+        if ref.path is None:
+            return [], False
+        path_word = dataclasses.replace(path_word, text=ref.path)
+    words = _load_config(path_word, inv, cat, result)
+    return (words or [], words is not None)
 
 
-def _load_config(path_word: Word, inv: Invocation, cat: Catalog, result: Result) -> list[Word]:
+def _load_config(path_word: Word, inv: Invocation, cat: Catalog, result: Result) -> list[Word] | None:
+    """Read the `--config` file next to the launching file; ``None`` when its contents are unknown."""
     raw = path_word.text or ""
-    candidates = []
-    if os.path.isabs(raw):
-        candidates.append(raw)
-    else:
-        if inv.base_dir is not None:
-            candidates.append(os.path.join(inv.base_dir, raw))
-        candidates.append(raw)
-    found = next((c for c in candidates if os.path.isfile(c)), None)
     if Path(raw).suffix.lower() not in (".yaml", ".yml"):
         result.findings.append(Finding(
-            "SGL016", Severity.ERROR, f"sglang only reads YAML config files (`.yaml`/`.yml`), not `{raw}`",
+            "SGL030", rules.get("SGL030").severity,
+            f"sglang only reads YAML config files (`.yaml`/`.yml`), not `{raw}`",
             path_word.span, flag="--config", sglang_error=r"Config file must be YAML format",
         ))
-        return []
+        return None
+    candidates = [raw] if os.path.isabs(raw) else [os.path.join(inv.base_dir, raw)] if inv.base_dir else [raw]
+    found = next((c for c in candidates if os.path.isfile(c)), None)
+    problem = None
+    text = ""
     if found is None:
-        result.findings.append(Finding(
-            "SGL016", rules.get("SGL016").severity,
-            f"config file `{raw}` was not found next to this file; its flags are not checked",
-            path_word.span, flag="--config",
-        ))
-        return []
-    try:
-        with open(found, "rb") as fh:
-            text = decode(fh.read())
-    except OSError as exc:
-        result.findings.append(Finding(
-            "SGL016", rules.get("SGL016").severity, f"config file `{raw}` cannot be read: {exc.strerror}",
-            path_word.span, flag="--config",
-        ))
-        return []
+        problem = f"config file `{raw}` was not found next to this file; its flags are not checked"
+    else:
+        try:
+            with open(found, "rb") as fh:
+                text = decode(fh.read())
+        except OSError as exc:
+            problem = f"config file `{raw}` cannot be read ({exc.strerror}); its flags are not checked"
+    if problem is not None:
+        result.findings.append(Finding("SGL016", rules.get("SGL016").severity, problem, path_word.span,
+                                       flag="--config"))
+        return None
     shown = os.path.normpath(found)
     cfg = read_config(text, shown, cat)
     result.documents[shown] = Document(text, shown, "yaml")
     result.findings += cfg.findings
-    return cfg.words
+    return cfg.words if cfg.is_mapping else None
 
 
 def _check_yaml(doc: Document, cat: Catalog, result: Result) -> None:
-    """Until full YAML support lands: a YAML file that is an sglang ``--config`` file is checked
-    on its own (keys and values), everything else is skipped."""
-    path = doc.path or "<stdin>"
-    cfg = read_config(doc.text, path, cat)
-    if not cfg.is_mapping or not cfg.keys:
-        return
-    known = sum(1 for key, _ in cfg.keys if cat.config_key(key) is not None)
-    if known * 2 < len(cfg.keys):
-        return  # not an sglang config file
-    result.findings += [f for f in cfg.findings if f.code != "SGL016"]
-    parsed = resolve(cat, cfg.words, check_required=False)
-    result.parsed.append(parsed)
-    for f in parsed.findings:
-        result.findings.append(f)
+    """Launches in a YAML file (Kubernetes, compose, shell in YAML; see :mod:`.yaml_extract`) and
+    sglang ``--config`` mappings in it, each checked like the shell path checks its own."""
+    from .yaml_extract import extract_yaml
+
+    base_dir = os.path.dirname(doc.path) if doc.path else None
+    scan = extract_yaml(doc, base_dir, cat)
+    result.invocations = scan.invocations
+    result.findings += scan.findings
+    for cfg in scan.configs:
+        result.findings += cfg.findings
+        parsed = resolve(cat, cfg.words, check_required=False)
+        result.parsed.append(parsed)
+        result.findings += parsed.findings
+        result.findings += kb_findings(parsed, None, result, Span(0, 0))
+    for inv in scan.invocations:
+        if inv.kind == "server":
+            _check_invocation(inv, cat, result, scan.config_refs)
+    # a config in a ConfigMap is checked on its own and again merged into its launch: report once;
+    # a folded or escaped line end also shows up as a stray argument: report it once (SGL012/SGL024)
+    escaped = [f.span for f in result.findings if f.code in ("SGL012", "SGL024")]
+    seen: set[tuple] = set()
+    kept = []
     for f in result.findings:
-        if f.span.path == path:
-            f.span = Span(f.span.start, f.span.end, None)
-        f.related = [(Span(s.start, s.end, None) if s.path == path else s, m) for s, m in f.related]
+        key = (f.code, f.span, f.message)
+        if key in seen or (f.code == "SGL013" and any(f.span.start <= s.start and s.end <= f.span.end for s in escaped)):
+            continue
+        seen.add(key)
+        kept.append(f)
+    result.findings = kept

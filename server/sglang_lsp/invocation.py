@@ -39,7 +39,12 @@ class Word:
         if start == end:
             pos = spans[start][0] if start < len(spans) else spans[-1][1]
             return Span(pos, pos, self.span.path)
-        return Span(spans[start][0], spans[end - 1][1], self.span.path)
+        first, last = spans[start][0], spans[end - 1][1]
+        if last < first or any(b < a for (_, a), (b, _) in zip(spans[start:end - 1], spans[start + 1:end])):
+            # the characters come from several places (literal text and a variable defined
+            # elsewhere): no single range covers exactly them, so name the whole word
+            return self.span
+        return Span(first, last, self.span.path)
 
     @property
     def display(self) -> str:

@@ -62,12 +62,16 @@ class Source:
     def literal(self, a: int, b: int) -> tuple[str, list[tuple[int, int]]]:
         """Decode ``data[a:b]`` and give each character its source range."""
         text = self.data[a:b].decode("utf-8", errors="surrogateescape")
+        starts, ends = self._starts, self._ends
+        if len(text) == b - a:  # one byte per character: the common, fast case
+            if starts is None:
+                return text, list(zip(range(a, b), range(a + 1, b + 1)))
+            return text, list(zip(starts[a:b], ends[a:b]))
         spans = []
         pos = a
         for ch in text:
             n = len(ch.encode("utf-8", errors="surrogateescape"))
-            sp = self.span(pos, pos + n)
-            spans.append((sp.start, sp.end))
+            spans.append((pos, pos + n) if starts is None else (starts[pos], ends[pos + n - 1]))
             pos += n
         return text, spans
 
@@ -176,7 +180,8 @@ class Scope:
         self.clobber_all: list[ts.Node] = []
         self.outer_env = outer_env or {}
         caps = queries.captures("bash", "assignments", root)
-        for node in caps.get("assignment", []):
+        # QueryCursor.captures() does not promise document order; the resolution below relies on it
+        for node in sorted(caps.get("assignment", []), key=lambda n: n.start_byte):
             name_node = node.child_by_field_name("name")
             if name_node is None:
                 continue
@@ -556,11 +561,13 @@ def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]
                 continue
             origin = "shell"
             word_span = span
-            if piece.spans and not all(span.start <= s < span.end for s, _ in piece.spans):
+            # characters that come from outside this word (a variable's definition)
+            if piece.spans and not (span.start <= min(piece.spans)[0] and max(piece.spans)[0] < span.end):
                 origin = "variable"
-                if from_variable and len(pieces) > 1:
+                first, last = piece.spans[0][0], piece.spans[-1][1]
+                if from_variable and len(pieces) > 1 and first <= last:
                     # a word of an array or of a split expansion: point at its definition
-                    word_span = Span(piece.spans[0][0], piece.spans[-1][1], span.path)
+                    word_span = Span(first, last, span.path)
             words.append(Word(piece.text, word_span, piece.spans, _quote_of(arg), "", origin))
     return words
 
@@ -578,15 +585,18 @@ def _env_of(scope: Scope, env_nodes: list[ts.Node]) -> dict[str, str | None]:
 
 
 def extract(source: Source, base_dir: str | None = None, depth: int = 0,
-            outer_env: dict[str, Word | None] | None = None) -> ShellScript:
-    tree = queries.parser("bash").parse(source.data)
+            outer_env: dict[str, Word | None] | None = None, old_tree: ts.Tree | None = None) -> ShellScript:
+    """``old_tree``: the previous tree of the same text, already ``edit()``-ed to match
+    ``source.data`` (the language server passes it so tree-sitter re-parses incrementally)."""
+    bash = queries.parser("bash")
+    tree = bash.parse(source.data, old_tree) if old_tree is not None else bash.parse(source.data)
     root = tree.root_node
     scope = Scope(source, root, outer_env)
     invocations: list[Invocation] = []
-    for _, caps in queries.matches("bash", "commands", root):
+    for _, caps in sorted(queries.matches("bash", "commands", root), key=lambda m: m[1]["command"][0].start_byte):
         cmd = caps["command"][0]
         name = caps["command.name"][0]
-        args = caps.get("command.argument", [])
+        args = sorted(caps.get("command.argument", []), key=lambda n: n.start_byte)
         open_flag = [False]
         words = _command_words(scope, [name.named_children[0] if name.named_children else name] + list(args), open_flag)
         match = match_launch(words)

@@ -29,7 +29,10 @@ class Scalar:
 
 
 def _chars(data: bytes, a: int, b: int) -> tuple[str, CharSpans]:
-    text = data[a:b].decode("utf-8", errors="surrogateescape")
+    raw = data[a:b]
+    if raw.isascii():  # one byte per character: the common case, without a loop in Python
+        return raw.decode("ascii"), list(zip(range(a, b), range(a + 1, b + 1)))
+    text = raw.decode("utf-8", errors="surrogateescape")
     spans = []
     pos = a
     for ch in text:
@@ -87,154 +90,208 @@ _DQ_ESC = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v
            "L": "\u2028", "P": "\u2029"}
 
 
-def _double(data: bytes, a: int, b: int) -> tuple[str, CharSpans]:
-    # Replace escapes first (keeping spans), mark escaped line breaks, then fold.
-    text, spans = _chars(data, a, b)
-    pieces: list[tuple[str, CharSpans, tuple[int, int]]] = []
-    cur, cur_spans = [], []
-    i = 0
-    skip_indent = False
-    while i < len(text):
-        ch = text[i]
-        if skip_indent:
-            if ch in " \t":
-                i += 1
-                continue
-            skip_indent = False
-        if ch == "\\" and i + 1 < len(text):
-            nxt = text[i + 1]
-            if nxt in "\r\n":
-                i += 2 if not (nxt == "\r" and i + 2 < len(text) and text[i + 2] == "\n") else 3
-                skip_indent = True
-                continue
-            if nxt in _DQ_ESC:
-                cur.append(_DQ_ESC[nxt])
-                cur_spans.append((spans[i][0], spans[i + 1][1]))
-                i += 2
-                continue
-            width = {"x": 2, "u": 4, "U": 8}.get(nxt)
-            if width and re.fullmatch(r"[0-9a-fA-F]{%d}" % width, text[i + 2 : i + 2 + width]):
-                cur.append(chr(int(text[i + 2 : i + 2 + width], 16)))
-                cur_spans.append((spans[i][0], spans[i + 1 + width][1]))
-                i += 2 + width
-                continue
-        if ch == "\n":
-            brk = spans[i]
-            if cur and cur[-1] == "\r":
-                cur.pop()
-                cur_spans.pop()
-            pieces.append(("".join(cur), list(cur_spans), brk))
-            cur, cur_spans = [], []
+def _line_break(text: str, spans: CharSpans, i: int) -> tuple[int, tuple[int, int]]:
+    """The line break starting at ``text[i]``: (index after it, its source span)."""
+    if text[i] == "\r" and i + 1 < len(text) and text[i + 1] == "\n":
+        return i + 2, (spans[i][0], spans[i + 1][1])
+    return i + 1, spans[i]
+
+
+def _flow_breaks(text: str, spans: CharSpans, i: int) -> tuple[int, list[tuple[int, int]]]:
+    """PyYAML's ``scan_flow_scalar_breaks``: empty lines after a break (their whitespace skipped)."""
+    found = []
+    n = len(text)
+    while True:
+        while i < n and text[i] in " \t":
             i += 1
-            continue
-        cur.append(ch)
-        cur_spans.append(spans[i])
-        i += 1
-    pieces.append(("".join(cur), cur_spans, (b, b)))
-    if len(pieces) == 1:
-        return pieces[0][0], pieces[0][1]
-    return _fold_lines(pieces)
+        if i < n and text[i] in "\r\n":
+            i, brk = _line_break(text, spans, i)
+            found.append(brk)
+        else:
+            return i, found
 
 
-def _single(data: bytes, a: int, b: int) -> tuple[str, CharSpans]:
-    lines = _split_lines(data, a, b)
-    text, spans = _fold_lines(lines) if len(lines) > 1 else (lines[0][0], lines[0][1])
-    out, out_spans = [], []
+def _quoted(data: bytes, a: int, b: int, double: bool) -> tuple[str, CharSpans]:
+    """The content ``data[a:b]`` of a quoted flow scalar (without its quotes), read like PyYAML's
+    ``scan_flow_scalar``: escapes (double) or ``''`` (single), line folding (a break between two
+    lines becomes a space, each further empty line a newline; whitespace around breaks is dropped),
+    ``\\``-escaped breaks (double: the break and the next line's indentation vanish). Whitespace
+    that comes from an escape is content, never trimmed."""
+    raw = data[a:b]
+    if b"\n" not in raw and b"\r" not in raw and (b"\\" not in raw if double else b"'" not in raw):
+        return _chars(data, a, b)  # one line, nothing to unescape: the text is the content
+    text, spans = _chars(data, a, b)
+    out: list[str] = []
+    out_spans: CharSpans = []
+    n = len(text)
     i = 0
-    while i < len(text):
-        if text[i] == "'" and i + 1 < len(text) and text[i + 1] == "'":
+    while i < n:
+        ch = text[i]
+        if ch in " \t\r\n":
+            j = i
+            while j < n and text[j] in " \t":
+                j += 1
+            if j < n and text[j] in "\r\n":
+                k, brk = _line_break(text, spans, j)
+                k, more = _flow_breaks(text, spans, k)
+                if more:
+                    out.extend("\n" * len(more))
+                    out_spans.extend(more)
+                else:
+                    out.append(" ")
+                    out_spans.append(brk)
+                i = k
+            else:  # whitespace inside a line (or before the closing quote) is content
+                out.extend(text[i:j])
+                out_spans.extend(spans[i:j])
+                i = j
+            continue
+        if not double and ch == "'" and i + 1 < n and text[i + 1] == "'":
             out.append("'")
             out_spans.append((spans[i][0], spans[i + 1][1]))
             i += 2
             continue
-        out.append(text[i])
+        if double and ch == "\\" and i + 1 < n:
+            nxt = text[i + 1]
+            if nxt in "\r\n":
+                k, _ = _line_break(text, spans, i + 1)
+                k, more = _flow_breaks(text, spans, k)
+                out.extend("\n" * len(more))
+                out_spans.extend(more)
+                i = k
+                continue
+            if nxt in _DQ_ESC:
+                out.append(_DQ_ESC[nxt])
+                out_spans.append((spans[i][0], spans[i + 1][1]))
+                i += 2
+                continue
+            width = {"x": 2, "u": 4, "U": 8}.get(nxt)
+            if width and re.fullmatch(r"[0-9a-fA-F]{%d}" % width, text[i + 2 : i + 2 + width]):
+                out.append(chr(int(text[i + 2 : i + 2 + width], 16)))
+                out_spans.append((spans[i][0], spans[i + 1 + width][1]))
+                i += 2 + width
+                continue
+        out.append(ch)
         out_spans.append(spans[i])
         i += 1
     return "".join(out), out_spans
 
 
+def _double(data: bytes, a: int, b: int) -> tuple[str, CharSpans]:
+    return _quoted(data, a, b, double=True)
+
+
+def _single(data: bytes, a: int, b: int) -> tuple[str, CharSpans]:
+    return _quoted(data, a, b, double=False)
+
+
+_BLOCK_HEADER = re.compile(rb"[|>](?:([+-])([1-9])?|([1-9])([+-])?)?")
+
+
 def _block(data: bytes, node: ts.Node, parent_indent: int) -> tuple[str, CharSpans, tuple[int, int]]:
-    a, b = node.start_byte, node.end_byte
-    header_end = data.find(b"\n", a, b)
+    """A block scalar read like PyYAML's ``scan_block_scalar``. ``parent_indent`` is the column of
+    the enclosing block collection (``-1``/``0`` at the top level); an indentation indicator counts
+    from it. The body is read from the source bytes by indentation (tree-sitter's node may end
+    before trailing empty lines, which ``+`` keeps)."""
+    a = node.start_byte
+    end = len(data)
+    m = _BLOCK_HEADER.match(data, a)
+    chomp_char = (m.group(1) or m.group(4)) if m else None
+    increment = (m.group(2) or m.group(3)) if m else None
+    chomping = None if chomp_char is None else chomp_char == b"+"  # None clip, True keep, False strip
+    folded = data[a : a + 1] == b">"
+    header_end = data.find(b"\n", a)
     if header_end == -1:
-        return "", [], (b, b)
-    header = data[a:header_end].decode("utf-8", "surrogateescape").split("#", 1)[0].strip()
-    style = "literal" if header.startswith("|") else "folded"
-    chomp = "+" if "+" in header else "-" if "-" in header else ""
-    m = re.search(r"[1-9]", header)
-    lines = _split_lines(data, header_end + 1, b)
-    # the node may stop before the final break; extend to the end of the line
-    if m:
-        indent = parent_indent + int(m.group())
+        return "", [], (end, end)
+    pos = header_end + 1
+    min_indent = max(parent_indent + 1, 1)
+
+    def scan_breaks(pos: int, indent: int) -> tuple[int, int, list[tuple[int, int]]]:
+        """(pos, column, breaks) after PyYAML's ``scan_block_scalar_breaks``."""
+        found = []
+        col = 0
+        while col < indent and pos < end and data[pos] == 0x20:
+            pos += 1
+            col += 1
+        while pos < end and data[pos] in b"\r\n":
+            if data[pos] == 0x0D and pos + 1 < end and data[pos + 1] == 0x0A:
+                found.append((pos, pos + 2))
+                pos += 2
+            else:
+                found.append((pos, pos + 1))
+                pos += 1
+            col = 0
+            while col < indent and pos < end and data[pos] == 0x20:
+                pos += 1
+                col += 1
+        return pos, col, found
+
+    if increment is not None:
+        indent = min_indent + int(increment) - 1
+        pos, col, breaks = scan_breaks(pos, indent)
     else:
-        indent = None
-        for text, _, _ in lines:
-            if text.strip():
-                indent = len(text) - len(text.lstrip(" "))
-                break
-        if indent is None:
-            indent = 0
-    body: list[tuple[str, CharSpans, tuple[int, int]]] = []
-    for text, spans, brk in lines:
-        if text.strip() == "":
-            body.append(("", [], brk) if len(text) <= indent else (text[indent:], spans[indent:], brk))
-        else:
-            body.append((text[indent:], spans[indent:], brk))
-    # trailing empty lines matter for chomping only
-    content_end = len(body)
-    while content_end > 0 and body[content_end - 1][0] == "":
-        content_end -= 1
-    content = body[:content_end]
-    trailing = body[content_end:]
+        # scan_block_scalar_indentation: spaces and breaks; the deepest column seen sets the indent
+        max_indent = 0
+        breaks = []
+        col = 0
+        while pos < end and data[pos] in b" \r\n":
+            if data[pos] == 0x20:
+                pos += 1
+                col += 1
+                max_indent = max(max_indent, col)
+            elif data[pos] == 0x0D and pos + 1 < end and data[pos + 1] == 0x0A:
+                breaks.append((pos, pos + 2))
+                pos += 2
+                col = 0
+            else:
+                breaks.append((pos, pos + 1))
+                pos += 1
+                col = 0
+        indent = max(min_indent, max_indent)
+
     out: list[str] = []
     out_spans: CharSpans = []
-    if style == "literal":
-        for idx, (text, spans, brk) in enumerate(content):
-            out.append(text)
-            out_spans.extend(spans)
-            if idx < len(content) - 1:
-                out.append("\n")
-                out_spans.append(brk)
-    else:
-        prev_more = False
-        pending_empty = 0
-        for idx, (text, spans, brk) in enumerate(content):
-            more = text.startswith((" ", "\t"))
-            if idx > 0:
-                prev_brk = content[idx - 1 - pending_empty][2] if idx - 1 - pending_empty >= 0 else brk
-                if text == "":
-                    pending_empty += 1
-                    continue
-                if pending_empty:
-                    n_breaks = pending_empty + (1 if (more or prev_more) else 0)
-                    out.append("\n" * n_breaks)
-                    out_spans.extend([prev_brk] * n_breaks)
-                elif more or prev_more:
-                    out.append("\n")
-                    out_spans.append(prev_brk)
-                else:
+    line_break: tuple[int, int] | None = None
+    first = last = None
+    while col == indent and pos < end:
+        out.extend("\n" * len(breaks))
+        out_spans.extend(breaks)
+        leading_non_space = data[pos] not in b" \t"
+        line_end = pos
+        while line_end < end and data[line_end] not in b"\r\n":
+            line_end += 1
+        text, spans = _chars(data, pos, line_end)
+        out.append(text)
+        out_spans.extend(spans)
+        first = pos if first is None else first
+        last = line_end
+        pos = line_end
+        if pos < end:
+            brk_end = pos + 2 if data[pos] == 0x0D and pos + 1 < end and data[pos + 1] == 0x0A else pos + 1
+            line_break = (pos, brk_end)
+            pos = brk_end
+        else:
+            line_break = None
+        pos, col, breaks = scan_breaks(pos, indent)
+        if col == indent and pos < end:
+            if folded and line_break is not None and leading_non_space and data[pos] not in b" \t":
+                if not breaks:
                     out.append(" ")
-                    out_spans.append(prev_brk)
-                pending_empty = 0
-            out.append(text)
-            out_spans.extend(spans)
-            prev_more = more
-    if content:
-        last_brk = content[-1][2]
-        has_final_break = last_brk[1] > last_brk[0]
-        if chomp == "" and has_final_break:
-            out.append("\n")
-            out_spans.append(last_brk)
-        elif chomp == "+":
-            if has_final_break:
+                    out_spans.append(line_break)
+            elif line_break is not None:
                 out.append("\n")
-                out_spans.append(last_brk)
-            for _, _, brk in trailing:
-                if brk[1] > brk[0]:
-                    out.append("\n")
-                    out_spans.append(brk)
-    first = content[0][1][0][0] if content and content[0][1] else header_end + 1
-    return "".join(out), out_spans, (first, b)
+                out_spans.append(line_break)
+        else:
+            break
+    if chomping is not False and line_break is not None:
+        out.append("\n")
+        out_spans.append(line_break)
+    if chomping is True:
+        out.extend("\n" * len(breaks))
+        out_spans.extend(breaks)
+    if first is None:
+        first = last = header_end + 1
+    return "".join(out), out_spans, (first, last)
 
 
 def scalar(data: bytes, node: ts.Node, parent_indent: int = 0) -> Scalar | None:
@@ -246,6 +303,9 @@ def scalar(data: bytes, node: ts.Node, parent_indent: int = 0) -> Scalar | None:
         node = inner
     a, b = node.start_byte, node.end_byte
     if node.type == "plain_scalar":
+        if b"\n" not in data[a:b]:
+            text, spans = _chars(data, a, b)
+            return Scalar(text, spans, "plain", (a, b), (a, b))
         lines = _split_lines(data, a, b)
         text, spans = _fold_lines(lines) if len(lines) > 1 else (lines[0][0], lines[0][1])
         return Scalar(text, spans, "plain", (a, b), (a, b))
@@ -265,9 +325,10 @@ def scalar(data: bytes, node: ts.Node, parent_indent: int = 0) -> Scalar | None:
 _BOOL_TRUE = {"yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "y", "Y"}
 _BOOL_FALSE = {"no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", "n", "N"}
 _INT = re.compile(r"^[-+]?(0b[0-1_]+|0[0-7_]+|(0|[1-9][0-9_]*)|0x[0-9a-fA-F_]+|[1-9][0-9_]*(:[0-5]?[0-9])+)$")
+# PyYAML's float resolver, verbatim: `.5` and `1.0` are floats, `-.5`, `1e5` and `0.0.0.0` strings
 _FLOAT = re.compile(
-    r"^([-+]?([0-9][0-9_]*)?\.[0-9.]*([eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*|"
-    r"[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))$"
+    r"^([-+]?[0-9][0-9_]*\.[0-9_]*([eE][-+][0-9]+)?|\.[0-9][0-9_]*([eE][-+][0-9]+)?|"
+    r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN))$"
 )
 
 

@@ -24,6 +24,7 @@ class Rule:
     name: str
     severity: Severity
     summary: str
+    tags: tuple[str, ...] = ()
 
     @property
     def url(self) -> str:
@@ -55,13 +56,26 @@ RULES: list[Rule] = [
     Rule("SGL013", "stray-argument", E, "Word that no flag takes as its value"),
     Rule("SGL014", "missing-required-flag", E, "Launch without a flag sglang requires"),
     Rule("SGL015", "retired-flag", E, "Flag that sglang still recognises only to refuse it"),
-    Rule("SGL016", "config-file-unreadable", W, "`--config` file that cannot be found or read"),
+    Rule("SGL016", "config-file-unreadable", W, "`--config` file the checker cannot find or read"),
     Rule("SGL017", "unsupported-config-key", E, "`--config` key that sglang refuses in a config file"),
     Rule("SGL018", "multiple-config-files", E, "More than one `--config` on one command line"),
     Rule("SGL019", "config-value-overridden", I, "`--config` value that the command line overrides"),
     Rule("SGL020", "config-flag-with-equals", W, "`--config=FILE`, which sglang never reads"),
     Rule("SGL021", "help-flag-in-launch", W, "`--help` in a launch command: sglang prints usage and exits"),
+    Rule("SGL030", "invalid-config-file", E, "`--config` file sglang refuses: not `.yaml`/`.yml`, or not a mapping"),
+    Rule("SGL022", "invalid-yaml", E, "YAML that does not parse (merge-conflict marker, tab indentation, syntax error)"),
+    Rule("SGL023", "undefined-k8s-variable", W, "Kubernetes `$(VAR)` in command/args that the container's `env` does not define"),
+    Rule("SGL024", "backslash-continuation-in-yaml-string", E, "`\\` at a line end of a YAML command string, where it does not continue the line"),
+    Rule("SGL025", "non-string-k8s-argument", E, "Kubernetes command/args item that YAML reads as a number or boolean"),
+    Rule("SGL026", "several-words-in-one-list-item", E, "Command/args list item holding several words, which nothing splits"),
 ]
+
+
+# Knowledge-base rules (SGL100 and up) are data: one file per rule in ``kb/rules/``
+# (docs/kb-format.md); their conditions are evaluated by ``kb_engine``.
+from ..kb import registry_entries as _kb_entries  # noqa: E402
+
+RULES += [Rule(code, name, Severity(sev), summary, tuple(tags)) for code, name, sev, summary, tags in _kb_entries()]
 
 
 @functools.cache

@@ -1,0 +1,1029 @@
+"""Knowledge-base rules over one resolved launch: ParsedArgs + Context → Findings.
+
+Each rule (``kb/rules/*.json``, schema in ``docs/kb-format.md``) has a three-valued condition
+(:mod:`sglang_lsp.conditions`); it fires only when the condition is TRUE. A finding carries
+the rule's code, its record id (``kb_id``), the regular expression of the message sglang
+prints (``sglang_error``), a range on the offending flag, related ranges on the other flags
+involved, and the rule's structured fixes rendered as edits for the syntax of the launch.
+
+Nothing from a record is executed: ``validationCode``, ``typeGuard`` and ``tryCatchPattern``
+are documentation.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from . import conditions
+from .argv import UNKNOWN, FlagUse, ParsedArgs
+from .catalog import Catalog, _version_key
+from .context import DIM_FACTS, Context, GpuProfile, exported_env, find_model_dir, gpu_profile, model_facts
+from .findings import Applicability, Edit, Finding, Fix, Severity, Span
+from .invocation import Invocation, Word
+from .kb import load_rule_files
+
+log = logging.getLogger(__name__)
+
+
+# ---------------------------------------------------------------------------------------------
+# rules
+
+
+@dataclass(frozen=True)
+class KbRule:
+    code: str
+    name: str
+    summary: str
+    severity: Severity
+    kb_id: str
+    message: str
+    condition: conditions.Condition
+    anchor: tuple[str, ...]
+    related: tuple[dict, ...]
+    fixes: tuple[dict, ...]
+    versions: str
+    sglang_error: str
+    skip_for_dummy_model: bool
+    stage: str
+    tags: tuple[str, ...]
+    record: dict
+    data: dict
+
+    @property
+    def patterns(self) -> list[str]:
+        """Every message regex this rule explains (target version first, then the record's)."""
+        out = [self.sglang_error]
+        rec = self.record.get("messagePattern")
+        if rec and rec not in out:
+            out.append(rec)
+        return out
+
+    def applies_to(self, version: str) -> bool:
+        return version_in_range(version, self.versions)
+
+
+def version_in_range(version: str, spec: str) -> bool:
+    """``spec``: comma-separated ``>=X``, ``<Y``, ``==Z`` or ``*``."""
+    v = _version_key(version)
+    for part in (p.strip() for p in spec.split(",")):
+        if not part or part == "*":
+            continue
+        m = re.match(r"^(>=|<=|==|<|>)\s*([\w.+-]+)$", part)
+        if not m:
+            return False
+        op, other = m.group(1), _version_key(m.group(2))
+        ok = {">=": v >= other, "<=": v <= other, "==": v == other, "<": v < other, ">": v > other}[op]
+        if not ok:
+            return False
+    return True
+
+
+def _build(data: dict) -> KbRule:
+    cond = conditions.parse(data["condition"] if data.get("condition") else "false")
+    sev = Severity(data["severity"])
+    return KbRule(
+        code=data["code"], name=data["name"], summary=data["summary"], severity=sev, kb_id=data["kb_id"],
+        message=data["message"], condition=cond, anchor=tuple(data["anchor"]),
+        related=tuple(data.get("related") or ()), fixes=tuple(data.get("fixes") or ()),
+        versions=data["sglang_versions"], sglang_error=data.get("sglang_error") or data["record"]["messagePattern"],
+        skip_for_dummy_model=bool(data.get("skip_for_dummy_model", True)), stage=data.get("stage") or "resolve",
+        tags=tuple(data.get("tags") or ()), record=data["record"], data=data,
+    )
+
+
+@functools.cache
+def kb_rules() -> tuple[KbRule, ...]:
+    return tuple(_build(d) for d in load_rule_files())
+
+
+def rule_by_code(code: str) -> KbRule | None:
+    return next((r for r in kb_rules() if r.code == code), None)
+
+
+# ---------------------------------------------------------------------------------------------
+# directives: `# sglang-lsp: gpu=H100 model.is_moe=true`
+
+_DIRECTIVE = re.compile(r"(?m)^[ \t]*#+[ \t]*sglang-lsp:[ \t]*(?P<body>[^\n]*)$")
+
+
+@dataclass
+class Directives:
+    gpu: str | None = None
+    model: dict[str, Any] | None = None
+    problems: list[tuple[int, str]] | None = None  # (byte offset, message)
+
+
+def parse_directives(text: str) -> Directives:
+    """File-level settings written as comments: ``# sglang-lsp: gpu=H100``, and declared model
+    facts for a checkpoint that is not available locally (``model.quant_method=awq``)."""
+    out = Directives(problems=[])
+    for m in _DIRECTIVE.finditer(text):
+        for item in m.group("body").split():
+            key, eq, value = item.partition("=")
+            if not eq:
+                continue
+            if key == "gpu":
+                out.gpu = value
+            elif key.startswith("model."):
+                try:
+                    parsed: Any = json.loads(value)
+                except ValueError:
+                    parsed = value
+                out.model = dict(out.model or {}, **{key[len("model."):]: parsed})
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# what the names in a condition mean
+
+
+class LaunchResolver(conditions.Resolver):
+    def __init__(self, parsed: ParsedArgs, ctx: Context, declared_model: dict[str, Any] | None = None):
+        self.parsed = parsed
+        self.ctx = ctx
+        self.cat = parsed.catalog
+        self._gpu = ctx.gpu_facts()
+        self._model = ctx.model_facts()
+        self.declared = bool(declared_model) and not ctx.model_dummy
+        if self.declared:
+            self._model = {**self._model, **declared_model, "known": True}
+        self._draft = ctx.draft_facts()
+        self._effective: dict[str, Any] = {}
+
+    def model_raw(self) -> dict | None:
+        """The checkpoint's quantization config as written (None when the model is unknown)."""
+        m = self.ctx.model
+        if self.ctx.model_dummy:
+            return None
+        if m is not None and not self.declared:
+            return m.quant_raw
+        if self._model.get("known") is True and "quant_method" in self._model:
+            # facts declared with a `# sglang-lsp: model.…=…` directive, in the checkpoint's own words
+            f = self._model
+            raw = {"quant_method": f.get("quant_method"), "bits": f.get("quant_bits"),
+                   "group_size": f.get("quant_group_size"), "sym": f.get("quant_symmetric"),
+                   "desc_act": f.get("quant_actorder"), "quant_algo": f.get("quant_algo")}
+            if f.get("quant_symmetric") is not None:
+                raw["zero_point"] = not f.get("quant_symmetric")
+            return {k: v for k, v in raw.items() if v is not None and v is not UNKNOWN}
+        return m.quant_raw if m is not None else None
+
+    # -- args --------------------------------------------------------------------------------
+    def arg(self, dest: str) -> Any:
+        if dest not in self.cat.by_dest:
+            raise conditions.ConditionError(f"no flag stores to args.{dest}")
+        if self.parsed.open and dest not in self.parsed.explicit:
+            return UNKNOWN  # an unknown expansion may set it
+        return self.parsed.get(dest)
+
+    def given(self, name: str) -> Any:
+        ns, _, field = name.partition(".")
+        if ns != "args":
+            raise conditions.ConditionError("given() takes an args.<dest> name")
+        if field not in self.cat.by_dest:
+            raise conditions.ConditionError(f"no flag stores to args.{field}")
+        if field in self.parsed.explicit:
+            return True
+        return UNKNOWN if self.parsed.open else False
+
+    def value(self, name: str) -> Any:
+        ns, _, field = name.partition(".")
+        if ns == "args":
+            return self.arg(field)
+        if ns == "gpu":
+            if self.ctx.gpu is None:
+                return UNKNOWN
+            if field not in self._gpu:
+                raise conditions.ConditionError(f"unknown GPU fact gpu.{field}")
+            return self._gpu[field]
+        if ns == "model":
+            if field not in MODEL_FACT_NAMES:
+                raise conditions.ConditionError(f"unknown model fact model.{field}")
+            return self._model.get(field, UNKNOWN)
+        if ns == "draft":
+            if field not in MODEL_FACT_NAMES:
+                raise conditions.ConditionError(f"unknown model fact draft.{field}")
+            return self._draft.get(field, UNKNOWN)
+        if ns == "env":
+            if field in self.ctx.env:
+                v = self.ctx.env[field]
+                return UNKNOWN if v is None else v
+            return None  # not set by the file: sglang's default applies
+        if ns == "sglang":
+            if field == "version":
+                return self.cat.sglang_version
+            raise conditions.ConditionError(f"unknown sglang.{field}")
+        if ns == "effective":
+            if field not in EFFECTIVE:
+                raise conditions.ConditionError(f"no modelled auto-selection for effective.{field}")
+            if field not in self._effective:
+                self._effective[field] = UNKNOWN  # guard against recursion
+                try:
+                    self._effective[field] = EFFECTIVE[field](self)
+                except conditions.ConditionError:
+                    raise
+                except Exception:  # pragma: no cover - a modelling bug must not break a check
+                    log.exception("effective.%s failed", field)
+                    self._effective[field] = UNKNOWN
+            return self._effective[field]
+        raise conditions.ConditionError(f"unknown name {name}")
+
+
+MODEL_FACT_NAMES = {
+    "known", "dummy", "path", "arch", "architecture", "model_type", "is_moe", "is_mla", "num_experts", "dtype",
+    "quant_method", "is_quantized", "quant_bits", "quant_group_size", "quant_symmetric", "quant_actorder",
+    "quant_strategy", "quant_type", "quant_format", "quant_act_bits", "quant_act_dynamic", "quant_fp8_block",
+    "quant_activation_scheme", "quant_algo", "quant_weight_dtype", "is_draft", "is_adapter", *DIM_FACTS,
+}
+
+
+# --- sglang's auto-selection, where a rule needs it ------------------------------------------
+# Each function returns the value sglang ends up with, or UNKNOWN when it cannot be told. They
+# follow sglang 0.5.23 (the functions named in each docstring); rules that use them are
+# labelled against the real resolution by the oracle corpus.
+
+REQUANTIZATION_METHODS = ("quark_mxfp4",)
+# ModelConfig._verify_quantization: --quantization values a checkpoint's own method accepts
+COMPATIBLE_QUANTIZATION = {
+    "modelopt_fp8": ("modelopt",),
+    "modelopt_fp4": ("modelopt", "fp8"),
+    "modelopt_mixed": ("modelopt",),
+    "nvfp4_online": ("fp8", "modelopt_fp8"),
+    "minimax_m3_nvfp4": ("mxfp8",),
+    "petit_nvfp4": ("modelopt",),
+    "w8a8_int8": ("compressed-tensors", "compressed_tensors"),
+    "w8a8_fp8": ("compressed-tensors", "compressed_tensors"),
+    "auto-round-int8": ("compressed-tensors", "compressed_tensors"),
+}
+MODELOPT_ALGO = {"FP8": "modelopt_fp8", "MXFP8": "mxfp8", "FP4": "modelopt_fp4", "NVFP4": "modelopt_fp4",
+                 "NVFP4_AWQ": "modelopt_fp4", "W4A16_NVFP4": "modelopt_fp4"}
+MARLIN_GROUP_SIZES = (-1, 32, 64, 128)
+
+
+def _quant_override(ck: str, raw: dict, user: Any, gpu: dict) -> Any:
+    """``QuantizationConfig.override_quantization_method`` of every registered method, in
+    registry order: the method a checkpoint is switched to, None, or UNKNOWN."""
+    algo = str(raw.get("quant_algo") or (raw.get("quantization") or {}).get("quant_algo") or "").upper() \
+        if isinstance(raw.get("quantization") or {}, dict) else ""
+    # ModelOpt (registered first): base_config._modelopt_override_quantization_method
+    if user not in ("nvfp4_online",) + REQUANTIZATION_METHODS:
+        if user == "modelopt" and MODELOPT_ALGO.get(algo):
+            return MODELOPT_ALGO[algo]
+        if ck in ("modelopt_fp8", "modelopt_fp4"):
+            return ck
+    if ck == "modelopt_mixed":
+        return "modelopt_mixed"
+    if not gpu:
+        return UNKNOWN
+    sm = gpu.get("sm") or 0
+    # AWQMarlinConfig.is_awq_marlin_compatible (CUDA only)
+    if ck == "awq":
+        bits, gs, zp = raw.get("bits", raw.get("w_bit")), raw.get("group_size", raw.get("q_group_size")), raw.get("zero_point")
+        can = gpu.get("is_cuda") and bits in (4, 8) and gs in MARLIN_GROUP_SIZES and zp is not None and sm >= 80
+        if can and user in (None, "marlin", "awq_marlin"):
+            return "awq_marlin"
+    # GPTQMarlinConfig.is_gptq_marlin_compatible (capability only, so ROCm converts too)
+    if ck == "gptq":
+        marlin_fmt = raw.get("checkpoint_format") == "marlin" or bool(raw.get("is_marlin_format"))
+        bits, gs, sym, act = raw.get("bits"), raw.get("group_size"), raw.get("sym"), raw.get("desc_act")
+        can = (None not in (bits, gs, sym, act)) and (bits, sym) in ((4, True), (8, True)) and gs in MARLIN_GROUP_SIZES \
+            and sm >= 80
+        if not marlin_fmt and can and user in (None, "marlin", "gptq_marlin"):
+            return "gptq_marlin"
+    # MoeWNA16Config.is_moe_wna16_compatible
+    if user == "moe_wna16":
+        bits = raw.get("bits")
+        if ck == "gptq" and not raw.get("desc_act") and bits in (4, 8):
+            return "moe_wna16"
+        if ck == "awq" and bits == 4 and sm >= 75:
+            return "moe_wna16"
+    # PetitNvFp4Config: a raw `modelopt` method on ROCm
+    if ck == "modelopt" and gpu.get("is_hip"):
+        return "petit_nvfp4"
+    if user == "humming" and ck != "mxfp4":
+        return "humming"
+    return None
+
+
+def _quant_verdict(r: "LaunchResolver") -> Any:
+    """(final quantization, mismatch?) as ``ModelConfig._verify_quantization`` decides."""
+    user = r.arg("quantization")
+    if user is UNKNOWN:
+        return UNKNOWN
+    if user == "unquant":
+        user = None  # serving_hook: resolved to no flag before the checkpoint is inspected
+    if r.value("model.known") is not True:
+        return UNKNOWN
+    ck = r.value("model.quant_method")
+    if ck is UNKNOWN:
+        return UNKNOWN
+    user = user.lower() if isinstance(user, str) else user
+    if ck is None:
+        return (user, False)
+    raw = r.model_raw()
+    if raw is None:
+        return UNKNOWN
+    if user not in REQUANTIZATION_METHODS:
+        override = _quant_override(ck, raw, user, r._gpu if r.ctx.gpu is not None else {})
+        if override is UNKNOWN:
+            return UNKNOWN
+        if override:
+            user = ck = override  # sglang switches both the request and the detected method
+    if user is None:
+        return (ck, False)
+    if user != ck and not (ck in COMPATIBLE_QUANTIZATION.get(user, ()) or user in REQUANTIZATION_METHODS):
+        return (user, True)
+    return (user, False)
+
+
+def _eff_quantization(r: "LaunchResolver") -> Any:
+    """The quantization method sglang runs after matching the flag with the checkpoint."""
+    v = _quant_verdict(r)
+    return UNKNOWN if v is UNKNOWN else v[0]
+
+
+def _eff_quantization_mismatch(r: "LaunchResolver") -> Any:
+    v = _quant_verdict(r)
+    return UNKNOWN if v is UNKNOWN else v[1]
+
+
+def _eff_attn_dp_size(r: "LaunchResolver") -> Any:
+    """``parallel_hook.handle_deprecated_dp_attention``: `--enable-dp-attention` with
+    `--attn-dp-size 1` moves the DP width from `--dp-size` to the attention DP size."""
+    on, attn, dp = r.arg("enable_dp_attention"), r.arg("attn_dp_size"), r.arg("dp_size")
+    if UNKNOWN in (on, attn) or (on and attn == 1 and dp is UNKNOWN):
+        return UNKNOWN
+    return dp if on and attn == 1 else attn
+
+
+def _eff_dp_size(r: "LaunchResolver") -> Any:
+    on, attn, dp = r.arg("enable_dp_attention"), r.arg("attn_dp_size"), r.arg("dp_size")
+    if UNKNOWN in (on, attn, dp):
+        return UNKNOWN
+    return 1 if on and attn == 1 else dp
+
+
+# the flags that make sglang's attention-backend auto-selection depend on more than the GPU
+_ATTN_SELECTION_INPUTS = ("speculative_algorithm", "prefill_attention_backend", "decode_attention_backend",
+                          "enable_lora", "lora_paths", "enable_multimodal", "rl_on_policy_target", "enable_hisparse")
+ATTENTION_ALIASES = {"tokenspeed_mla": "cutedsl_mla", "compressed": "dsv4"}
+# attention_hook.handle_deterministic_inference: models that run absorbed MLA
+DETERMINISTIC_DEEPSEEK_ARCHS = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
+                                "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM",
+                                "Glm4MoeLiteForCausalLM", "Glm5NextForConditionalGeneration")
+RADIX_DETERMINISTIC_BACKENDS = ("ascend", "fa3", "fa4", "triton")
+
+
+def _eff_attention_backend_early(r: "LaunchResolver") -> Any:
+    """`attention_backend` as the KV-cache handlers see it, before sglang fills in its default:
+    the flag, the DeepSeek-V3 SM100 override, or the deterministic-inference fallback; null
+    otherwise."""
+    return _eff_attention_backend(r, early=True)
+
+
+def _eff_attention_backend(r: "LaunchResolver", early: bool = False) -> Any:
+    """The attention backend sglang settles on: the flag (after its deprecated aliases), the
+    prefill/decode pair when both are equal, the DeepSeek-V3 default on SM100
+    (``model_overrides/deepseek_v2.py``), the deterministic-inference fallback
+    (``overrides._deterministic_attention_backend``), or ``get_default_attn_backend`` for plain
+    launches. UNKNOWN when other flags take part in the choice."""
+    given = r.arg("attention_backend")
+    pre, dec = r.arg("prefill_attention_backend"), r.arg("decode_attention_backend")
+    if UNKNOWN in (given, pre, dec):
+        return UNKNOWN
+    pre, dec = ATTENTION_ALIASES.get(pre, pre), ATTENTION_ALIASES.get(dec, dec)
+    if given is None and pre is not None and pre == dec:
+        return pre
+    if given is not None:
+        return ATTENTION_ALIASES.get(given, given)
+    if r.ctx.gpu is None or r.value("model.known") is not True:
+        return UNKNOWN
+    g = r._gpu
+    arch = r.value("model.arch")
+    if arch is UNKNOWN:
+        return UNKNOWN
+    if arch == "DeepseekV3ForCausalLM" and g["is_sm100"] and pre is None and dec is None:
+        return "trtllm_mla"
+    det = r.arg("enable_deterministic_inference")
+    if det is UNKNOWN:
+        return UNKNOWN
+    if det:
+        if g["is_sm100"] or g["is_sm120"]:
+            return "triton" if arch in DETERMINISTIC_DEEPSEEK_ARCHS else "flashinfer"
+        return "fa3"
+    if early:
+        return None
+    for dest in _ATTN_SELECTION_INPUTS:
+        v = r.arg(dest)
+        if v is UNKNOWN or v not in (None, False, [], ""):
+            return UNKNOWN
+    if r.arg("kv_cache_dtype") not in ("auto", "bf16", "bfloat16", "fp4_mx_block16"):
+        return UNKNOWN
+    mla = r.value("model.is_mla")
+    if mla is not False:
+        if arch == "DeepseekV3ForCausalLM":
+            if g["is_sm90"]:
+                return "fa3"
+            if g["is_hip"]:
+                return "aiter"
+            if g["is_cuda"] and not g["is_sm100"]:
+                return "triton"
+        return UNKNOWN
+    if g["is_sm90"]:
+        return "fa3"
+    if g["is_sm100"]:
+        return "trtllm_mha"
+    if g["is_hip"]:
+        return "aiter"
+    if g["is_cuda"]:
+        return "flashinfer"
+    return UNKNOWN
+
+
+def _eff_disable_radix_cache(r: "LaunchResolver") -> Any:
+    """Whether the radix cache ends up disabled: the flag, a decode server of a disaggregated
+    deployment (``pd_disaggregation_hook``: off unless `--disaggregation-decode-enable-radix-cache`),
+    or deterministic inference on a backend without radix support."""
+    d = r.arg("disable_radix_cache")
+    mode = r.arg("disaggregation_mode")
+    if UNKNOWN in (d, mode):
+        return UNKNOWN
+    if mode == "decode":
+        keep = r.arg("disaggregation_decode_enable_radix_cache")
+        if keep is UNKNOWN:
+            return UNKNOWN
+        d = not keep
+    if d:
+        return True
+    det = r.arg("enable_deterministic_inference")
+    if det is UNKNOWN:
+        return UNKNOWN
+    if det:
+        ab = r.value("effective.attention_backend")
+        if ab is UNKNOWN:
+            return UNKNOWN
+        return ab not in RADIX_DETERMINISTIC_BACKENDS
+    return False
+
+
+MXFP8_MOE_RUNNERS = ("cutlass", "deep_gemm", "flashinfer_megamoe", "flashinfer_trtllm", "flashinfer_trtllm_routed")
+
+
+def _eff_moe_runner_backend(r: "LaunchResolver") -> Any:
+    """``--moe-runner-backend`` after ``mega_moe_hook.handle_moe_runner_backend_alias`` (`megamoe`
+    is an alias of `--moe-a2a-backend megamoe` and leaves the runner at `auto`) and the
+    quantization-driven choices of ``overrides._moe_runner_backend_quant_constraints`` for
+    `--quantization mxfp8` (auto → flashinfer_trtllm, unsupported runners replaced) and
+    `nvfp4_online` (auto → flashinfer_trtllm). Other `auto` cases are reported as `auto`."""
+    b = r.arg("moe_runner_backend")
+    if b == "megamoe":
+        b = "auto"
+    q = r.arg("quantization")
+    a2a = r.value("effective.moe_a2a_backend")
+    if UNKNOWN in (b, q, a2a):
+        return UNKNOWN
+    if q == "nvfp4_online" and b == "auto":
+        if a2a == "flashinfer_megamoe":
+            return UNKNOWN  # depends on SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16
+        return "flashinfer_trtllm"
+    if q == "mxfp8":
+        if r.ctx.gpu is None:
+            return UNKNOWN
+        g = r._gpu
+        gfx95 = g["is_hip"] and g["is_gfx95"]
+        allowed = list(MXFP8_MOE_RUNNERS)
+        if gfx95 or (g["is_hip"] and b == "triton"):
+            allowed.append("triton")
+        if gfx95:
+            aiter = r.value("env.SGLANG_USE_AITER")
+            if aiter is UNKNOWN:
+                return UNKNOWN
+            if conditions._fn_truthy(aiter):
+                allowed.append("aiter")
+        default = "flashinfer_megamoe" if a2a == "flashinfer_megamoe" else ("triton" if gfx95 else "flashinfer_trtllm")
+        if b == "auto" or b not in allowed:
+            return default
+    return b
+
+
+A2A_EP_SPANNING = ("megamoe", "deepep", "deepep_v2", "mooncake", "nixl", "ascend_fuseep", "flashinfer",
+                   "flashinfer_megamoe", "mori", "pplx")
+
+
+def _eff_ep_size(r: "LaunchResolver") -> Any:
+    """``--ep-size``, set to the TP size by the all-to-all backends that span it
+    (``overrides._a2a_ep_size``)."""
+    a2a = r.value("effective.moe_a2a_backend")
+    if a2a is UNKNOWN:
+        return UNKNOWN
+    return r.arg("tp_size") if a2a in A2A_EP_SPANNING else r.arg("ep_size")
+
+
+def _eff_moe_a2a_backend(r: "LaunchResolver") -> Any:
+    """``--moe-a2a-backend`` after the `--moe-runner-backend megamoe` alias."""
+    if r.arg("moe_runner_backend") == "megamoe":
+        return "megamoe"
+    return r.arg("moe_a2a_backend")
+
+
+def _eff_server_quantization(r: "LaunchResolver") -> Any:
+    """The `quantization` server argument the MoE-runner checks of ``moe_hook.handle_moe_kernel_config``
+    read: the flag when given; otherwise sglang 0.5.23 fills it with the checkpoint's own method
+    only on SM100/SM103 (elsewhere it stays unset at that point)."""
+    q = r.arg("quantization")
+    if q is UNKNOWN:
+        return UNKNOWN
+    if q == "unquant":
+        return None
+    if q is not None:
+        return q.lower()
+    if r.ctx.gpu is None or r.value("model.known") is not True:
+        return UNKNOWN
+    if not r._gpu["is_sm100"]:
+        return None
+    arch = r.value("model.arch")
+    ck = r.value("model.quant_method")
+    if arch in SM100_QUANT_FILL_ARCHS:
+        if ck is None and arch == "DeepseekV3ForCausalLM":
+            return UNKNOWN  # sglang looks for FP8 weights in the safetensors headers
+        return ck
+    if arch in SM100_QUANT_FILL_MAYBE:
+        return UNKNOWN
+    return None
+
+
+# model overrides that copy the checkpoint's method into `quantization` on SM100
+# (overrides._deepseek_moe_quant_resolution, model_overrides/qwen3_moe.py, glm4_moe.py)
+SM100_QUANT_FILL_ARCHS = frozenset({
+    "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "KimiK25ForConditionalGeneration", "MistralLarge3ForCausalLM",
+    "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM", "Glm5NextForConditionalGeneration", "HYV4ForCausalLM",
+    "HYV4ForCausalLMNextN", "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN", "Dots3NoteForCausalLM",
+    "Qwen3MoeForCausalLM", "Qwen3VLMoeForConditionalGeneration", "Qwen3NextForCausalLM",
+    "Qwen3_5MoeForConditionalGeneration", "InternS2PreviewForConditionalGeneration", "Qwen3_5ForConditionalGeneration",
+    "Qwen4ExpForConditionalGeneration", "Glm4MoeForCausalLM",
+})
+# overrides that do so only under conditions not modelled here (gemma4, minimax_m3, nemotron_h)
+SM100_QUANT_FILL_MAYBE = frozenset({
+    "Gemma4ForConditionalGeneration", "Gemma4ForCausalLM", "MiniMaxM3ForCausalLM", "NemotronHForCausalLM",
+})
+
+
+def _eff_chunked_prefill_size(r: "LaunchResolver") -> Any:
+    """`--chunked-prefill-size`, or the default ``memory_hook.handle_gpu_memory_settings`` picks by
+    the GPU's memory, divided by the attention DP size (``parallel_hook.handle_data_parallelism``)."""
+    c = r.arg("chunked_prefill_size")
+    if c is UNKNOWN:
+        return UNKNOWN
+    if c is None:
+        if r.ctx.gpu is None or not r.ctx.gpu.memory_mib:
+            return UNKNOWN
+        mem = r.ctx.gpu.memory_mib
+        c = 2048 if mem < 20 * 1024 else 4096 if mem < 60 * 1024 else 8192 if mem < 160 * 1024 else 16384
+    dp = r.value("effective.attn_dp_size")
+    if dp is UNKNOWN:
+        return UNKNOWN
+    if isinstance(dp, int) and dp > 1 and c > 0:
+        c = c // dp
+    return c
+
+
+def _eff_moe_tp_size(r: "LaunchResolver") -> Any:
+    """The tensor-parallel width of each expert (``tp / (ep × moe_dp)``) when no MoE all-to-all
+    backend re-shapes expert parallelism."""
+    tp, ep, mdp = r.arg("tp_size"), r.value("effective.ep_size"), r.arg("moe_dp_size")
+    a2a = r.value("effective.moe_a2a_backend")
+    if UNKNOWN in (tp, ep, mdp, a2a) or a2a != "none":
+        return UNKNOWN
+    if not all(isinstance(x, int) and x > 0 for x in (tp, ep, mdp)) or tp % (ep * mdp):
+        return UNKNOWN
+    return tp // (ep * mdp)
+
+
+# QuantizationConfig.get_min_capability of each method (sglang 0.5.23), for NVIDIA GPUs
+QUANT_MIN_SM = {
+    "w4afp8": 90, "petit_nvfp4": 90, "w8a8_fp8": 89, "modelopt": 89, "modelopt_fp8": 89, "mxfp8": 100,
+    "nvfp4_online": 100, "modelopt_fp4": 80, "modelopt_mixed": 80, "awq_marlin": 80, "gptq_marlin": 80, "mxfp4": 80,
+    "blockwise_int8": 80, "fp8": 80, "w8a8_int8": 75, "awq": 75, "humming": 75, "moe_wna16": 70,
+    "compressed-tensors": 70, "bitsandbytes": 70, "quark": 70, "quark_mxfp4": 70, "quark_int4fp8_moe": 70,
+    "gguf": 60, "auto-round": 60,
+}
+
+
+def _eff_quantization_min_sm(r: "LaunchResolver") -> Any:
+    q = r.value("effective.quantization")
+    if q is UNKNOWN:
+        return UNKNOWN
+    return QUANT_MIN_SM.get(q) if q is not None else None
+
+
+def _eff_kv_cache_dtype(r: "LaunchResolver") -> Any:
+    """`--kv-cache-dtype`, except that the deprecated `tokenspeed_mla` backend forces fp8_e4m3
+    (``serving_hook.handle_deprecated_args``)."""
+    kv, ab, dec = r.arg("kv_cache_dtype"), r.arg("attention_backend"), r.arg("decode_attention_backend")
+    if "tokenspeed_mla" in (ab, dec):
+        return "fp8_e4m3"
+    if UNKNOWN in (ab, dec):
+        return UNKNOWN
+    return kv
+
+
+EFFECTIVE: dict[str, Callable[["LaunchResolver"], Any]] = {
+    "kv_cache_dtype": _eff_kv_cache_dtype,
+    "quantization_min_sm": _eff_quantization_min_sm,
+    "chunked_prefill_size": _eff_chunked_prefill_size,
+    "moe_tp_size": _eff_moe_tp_size,
+    "quantization": _eff_quantization,
+    "quantization_mismatch": _eff_quantization_mismatch,
+    "attn_dp_size": _eff_attn_dp_size,
+    "dp_size": _eff_dp_size,
+    "attention_backend": _eff_attention_backend,
+    "attention_backend_early": _eff_attention_backend_early,
+    "disable_radix_cache": _eff_disable_radix_cache,
+    "moe_runner_backend": _eff_moe_runner_backend,
+    "ep_size": _eff_ep_size,
+    "moe_a2a_backend": _eff_moe_a2a_backend,
+    "server_quantization": _eff_server_quantization,
+}
+
+
+def validate_rule_names(rule: KbRule, cat: Catalog) -> list[str]:
+    """Problems with the names a rule's condition, message and fixes use (for the KB tests)."""
+    problems = []
+    for name in sorted(rule.condition.names() | set(_template_names(rule.message))):
+        ns, _, field = name.partition(".")
+        if ns == "args" and field not in cat.by_dest:
+            problems.append(f"{rule.code}: no flag stores to {name}")
+        elif ns in ("model", "draft") and field not in MODEL_FACT_NAMES:
+            problems.append(f"{rule.code}: unknown model fact {name}")
+        elif ns == "gpu" and field not in GpuProfile("x", "nvidia", "x").facts():
+            problems.append(f"{rule.code}: unknown GPU fact {name}")
+        elif ns == "effective" and field not in EFFECTIVE:
+            problems.append(f"{rule.code}: unknown {name}")
+        elif ns not in conditions.NAMESPACES:
+            problems.append(f"{rule.code}: unknown namespace in {name}")
+    for flag in list(rule.anchor) + [x["flag"] for x in rule.related] + [x["flag"] for x in rule.fixes]:
+        if cat.lookup(flag) is None:
+            problems.append(f"{rule.code}: unknown flag {flag}")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# message templates: "{args.moe_runner_backend}" → the value
+
+
+_TEMPLATE = re.compile(r"\{([a-z]+\.[A-Za-z0-9_]+)\}")
+
+
+def _template_names(text: str) -> list[str]:
+    return _TEMPLATE.findall(text)
+
+
+def _show(v: Any) -> str:
+    if v is UNKNOWN:
+        return "?"
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def render(text: str, r: LaunchResolver) -> str:
+    def sub(m: re.Match) -> str:
+        try:
+            return _show(r.value(m.group(1)))
+        except conditions.ConditionError:
+            return m.group(0)
+
+    return _TEMPLATE.sub(sub, text)
+
+
+# ---------------------------------------------------------------------------------------------
+# context of one launch
+
+
+def launch_context(parsed: ParsedArgs, inv: Invocation | None, *, gpu: str | None, base_dirs: list[str],
+                   sglang_version: str | None, env: dict[str, str | None] | None = None,
+                   hf_caches=None) -> Context:
+    profile = gpu_profile(gpu)
+    model_path = parsed.get("model_path")
+    dummy = isinstance(model_path, str) and model_path.lower() in ("dummy", "none")
+    facts = None
+    if isinstance(model_path, str) and not dummy and not (parsed.open and "model_path" not in parsed.explicit):
+        found = find_model_dir(model_path, base_dirs, hf_caches)
+        if found is not None:
+            facts = model_facts(found)
+    draft = None
+    draft_path = parsed.get("speculative_draft_model_path")
+    if isinstance(draft_path, str):
+        found = find_model_dir(draft_path, base_dirs, hf_caches)
+        if found is not None:
+            draft = model_facts(found)
+    return Context(gpu=profile, model=facts, model_dummy=dummy,
+                   env=dict(env if env is not None else (inv.env if inv else {}) or {}),
+                   sglang_version=sglang_version or parsed.catalog.sglang_version, draft_model=draft)
+
+
+# ---------------------------------------------------------------------------------------------
+# findings
+
+
+def evaluate(parsed: ParsedArgs, ctx: Context, inv: Invocation | None = None, *, anchor: Span | None = None,
+             text_of: Callable[[str | None], str | None] | None = None,
+             declared_model: dict[str, Any] | None = None,
+             rules: tuple[KbRule, ...] | None = None) -> list[Finding]:
+    """The knowledge-base findings for one resolved launch."""
+    resolver = LaunchResolver(parsed, ctx, declared_model)
+    version = ctx.sglang_version or parsed.catalog.sglang_version
+    out: list[Finding] = []
+    for rule in rules if rules is not None else kb_rules():
+        if not rule.applies_to(version):
+            continue
+        if rule.skip_for_dummy_model and ctx.model_dummy:
+            continue
+        try:
+            verdict = rule.condition.evaluate(resolver)
+        except conditions.ConditionError:
+            log.exception("rule %s has a bad condition", rule.code)
+            continue
+        except Exception:  # pragma: no cover - one broken rule must not stop the others
+            log.exception("rule %s failed", rule.code)
+            continue
+        if verdict is not True:
+            continue
+        out.append(_finding(rule, parsed, resolver, inv, anchor, text_of))
+    return out
+
+
+def _use_of(parsed: ParsedArgs, flag: str) -> FlagUse | None:
+    opt = parsed.catalog.lookup(flag)
+    if opt is None:
+        return None
+    return parsed.last_use(opt.dest)
+
+
+def _finding(rule: KbRule, parsed: ParsedArgs, r: LaunchResolver, inv: Invocation | None, anchor: Span | None,
+             text_of) -> Finding:
+    span = None
+    flag = None
+    related: list[tuple[Span, str]] = []
+    for a in rule.anchor:
+        use = _use_of(parsed, a)
+        if use is None:
+            continue
+        if span is None:
+            span, flag = use.span, use.spelling
+        else:
+            related.append((use.span, f"`{use.written}` is part of this combination"))
+    for rel in rule.related:
+        use = _use_of(parsed, rel["flag"])
+        if use is not None and all(s != use.span for s, _ in related) and use.span != span:
+            related.append((use.span, render(rel["message"], r)))
+    if span is None:
+        # nothing of the combination is written here: the model (or the launch) is the cause
+        use = _use_of(parsed, "--model-path")
+        if use is not None and any(n.startswith(("model.", "effective.")) for n in rule.condition.names()):
+            span, flag = use.span, use.spelling
+        else:
+            span = anchor or (inv.span if inv is not None else Span(0, 0))
+    fixes = [f for f in (_render_fix(fx, parsed, r, inv, text_of) for fx in rule.fixes) if f is not None]
+    return Finding(
+        code=rule.code, severity=rule.severity, message=render(rule.message, r), span=span, flag=flag,
+        sglang_error=rule.sglang_error, kb_id=rule.kb_id, fixes=fixes, related=related, tags=rule.tags,
+    )
+
+
+# --- fixes as edits -----------------------------------------------------------------------
+
+
+def _shell_quote(value: str, like: Word | None = None) -> str:
+    if like is not None and like.quote == '"' and '"' not in value and "$" not in value and "`" not in value:
+        return f'"{value}"'
+    if like is not None and like.quote == "'" and "'" not in value:
+        return f"'{value}'"
+    return shlex.quote(value)
+
+
+def _line_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """Byte bounds of the whole lines holding ``[start, end)`` (incl. the newline)."""
+    data = text.encode("utf-8", "surrogateescape")
+    ls = data.rfind(b"\n", 0, start) + 1
+    le = data.find(b"\n", end)
+    le = len(data) if le < 0 else le + 1
+    return ls, le
+
+
+def _line_prefix(text: str, start: int) -> str:
+    data = text.encode("utf-8", "surrogateescape")
+    ls = data.rfind(b"\n", 0, start) + 1
+    return data[ls:start].decode("utf-8", "surrogateescape")
+
+
+def _render_fix(fx: dict, parsed: ParsedArgs, r: LaunchResolver, inv: Invocation | None, text_of) -> Fix | None:
+    title = render(fx["title"], r)
+    appl = Applicability(fx["applicability"])
+    opt = parsed.catalog.lookup(fx["flag"])
+    if opt is None:
+        return None
+    flag = opt.name
+    use = parsed.last_use(opt.dest)
+    kind = fx["kind"]
+    value = fx.get("value")
+    if isinstance(value, str) and "{" in value:
+        value = render(value, r)
+        if "?" in value:
+            return None  # the value depends on something unknown
+    if kind == "set" and opt.is_switch:
+        kind, value = ("add", None) if value not in (False, "false") else ("remove", None)
+        if kind == "add" and use is not None:
+            return None  # already on
+    edits: tuple[Edit, ...] | None = None
+    if kind == "set" and use is not None:
+        edits = _set_edits(use, str(value), text_of)
+    elif kind in ("set", "add"):
+        if use is not None and kind == "add":
+            edits = _set_edits(use, str(value), text_of) if value is not None else ()
+        else:
+            edits = _add_edits(inv, parsed, flag, None if value is None else str(value), text_of)
+    elif kind == "remove":
+        if use is None:
+            return None
+        uses = [u for u in parsed.uses if u.option.dest == opt.dest]
+        edits = tuple(e for u in uses for e in (_remove_edits(u, parsed, inv, text_of) or ()))
+        if not edits and any(_remove_edits(u, parsed, inv, text_of) is None for u in uses):
+            edits = None
+    if edits is None:
+        return Fix(title, Applicability.DISPLAY, ())
+    return Fix(title, appl, edits)
+
+
+def _set_edits(use: FlagUse, value: str, text_of) -> tuple[Edit, ...] | None:
+    if not use.values:
+        return None
+    w = use.values[0]
+    span = use.value_spans[0]
+    if w.origin == "shell":
+        if use.explicit:
+            return (Edit(span, value if not _needs_quote(value) else shlex.quote(value)),)
+        return (Edit(span, _shell_quote(value, w)),)
+    if w.origin in ("config", "yaml"):
+        text = text_of(span.path) if text_of else None
+        if text is None:
+            return None
+        old = text.encode("utf-8", "surrogateescape")[span.start:span.end].decode("utf-8", "surrogateescape")
+        if old[:1] in ('"', "'"):
+            return (Edit(span, old[0] + value + old[0]),)
+        return (Edit(span, value),)
+    return None
+
+
+def _needs_quote(value: str) -> bool:
+    return shlex.quote(value) != value
+
+
+def _words_in_order(inv: Invocation | None) -> list[Word]:
+    if inv is None:
+        return []
+    return list(inv.program) + list(inv.args)
+
+
+def _remove_edits(use: FlagUse, parsed: ParsedArgs, inv: Invocation | None, text_of) -> tuple[Edit, ...] | None:
+    flag_word = use.word
+    if flag_word.origin == "shell" and all(v.origin == "shell" for v in use.values):
+        words = _words_in_order(inv)
+        prev = None
+        for w in words:
+            if w is flag_word:
+                break
+            prev = w
+        end = use.span.end
+        if prev is not None and prev.span.path == flag_word.span.path and prev.span.end <= flag_word.span.start:
+            return (Edit(Span(prev.span.end, end, flag_word.span.path), ""),)
+        return (Edit(Span(flag_word.span.start, end, flag_word.span.path), ""),)
+    if flag_word.origin in ("config", "yaml"):
+        text = text_of(flag_word.span.path) if text_of else None
+        if text is None:
+            return None
+        last = use.value_spans[-1].end if use.value_spans and not use.explicit else use.word.span.end
+        if flag_word.origin == "yaml":
+            pre = _line_prefix(text, flag_word.span.start).strip()
+            if pre not in ("-", "- '", '- "'):
+                return None
+        ls, le = _line_bounds(text, flag_word.span.start, last)
+        return (Edit(Span(ls, le, flag_word.span.path), ""),)
+    return None
+
+
+def _add_edits(inv: Invocation | None, parsed: ParsedArgs, flag: str, value: str | None,
+               text_of) -> tuple[Edit, ...] | None:
+    if inv is None:
+        return None
+    words = [w for w in inv.args if w.origin != "config"] or list(inv.program)
+    if not words:
+        return None
+    last = words[-1]
+    if last.origin in ("shell",):
+        piece = " " + flag + ("" if value is None else " " + _shell_quote(value))
+        return (Edit(Span(last.span.end, last.span.end, last.span.path), piece),)
+    if last.origin == "yaml":
+        text = text_of(last.span.path) if text_of else None
+        if text is None:
+            return None
+        prefix = _line_prefix(text, last.span.start)
+        if prefix.strip() not in ("-",):
+            return None
+        quote = ""
+        data = text.encode("utf-8", "surrogateescape")
+        if data[last.span.start:last.span.start + 1] in (b'"', b"'"):
+            quote = data[last.span.start:last.span.start + 1].decode()
+        _, le = _line_bounds(text, last.span.start, last.span.end)
+        items = [flag] + ([] if value is None else [value])
+        new = "".join(f"{prefix}{quote}{it}{quote}\n" for it in items)
+        if le == len(data) and not data.endswith(b"\n"):
+            new = "\n" + new.rstrip("\n")
+        return (Edit(Span(le, le, last.span.path), new),)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# explain: sglang's messages in a log → rules
+
+
+@dataclass
+class Explained:
+    rule: KbRule
+    message: str  # the line of the log that matched
+    line: int  # 1-based line in the log
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def explain_text(text: str) -> list[Explained]:
+    """Every knowledge-base rule whose message regex matches somewhere in ``text``."""
+    clean = _ANSI.sub("", text)
+    out: list[Explained] = []
+    seen: set[tuple[str, int]] = set()
+    lines = clean.splitlines()
+    # a pattern that matches an empty message (a bare assertion) cannot be found in a log
+    compiled = [(rule, [re.compile(p) for p in rule.patterns if not re.fullmatch(p, "")]) for rule in kb_rules()]
+    for i, line in enumerate(lines, 1):
+        for rule, pats in compiled:
+            if any(p.search(line) for p in pats) and (rule.code, i) not in seen:
+                seen.add((rule.code, i))
+                out.append(Explained(rule, line.strip(), i))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the engine's entry point
+
+
+def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor: Span | None) -> list[Finding]:
+    """Knowledge-base findings for one launch of a checked file (called by the engine after the
+    argv is resolved). ``result`` is the engine's Result: its options, document and the other
+    documents findings may point into. An internal failure is recorded, never raised."""
+    try:
+        options = getattr(result, "options", None)
+        doc = result.document
+        directives = _directives_of(doc.text)
+        gpu = (getattr(options, "gpu", None) or directives.gpu) if options is not None else directives.gpu
+        base_dirs: list[str] = []
+        if inv is not None and inv.base_dir:
+            base_dirs.append(inv.base_dir)
+        elif doc.path:
+            base_dirs.append(os.path.dirname(os.path.abspath(doc.path)))
+        base_dirs += list(getattr(options, "model_search_paths", ()) or ())
+        version = getattr(options, "sglang_version", None)
+        env = dict(inv.env) if inv is not None else {}
+        if inv is not None and doc.language == "shell" and inv.span.path is None and not inv.nested:
+            # `export NAME=value` earlier in the script; the command's own prefix wins
+            exported = exported_env(doc.data, inv.span.start, getattr(result, "tree", None))
+            env = {**exported, **env}
+        ctx = launch_context(parsed, inv, gpu=gpu, base_dirs=base_dirs, sglang_version=version, env=env)
+
+        def text_of(path: str | None) -> str | None:
+            if path is None or path == doc.path:
+                return doc.text
+            other = result.documents.get(path)
+            return other.text if other is not None else None
+
+        return evaluate(parsed, ctx, inv, anchor=anchor, text_of=text_of, declared_model=directives.model)
+    except Exception as exc:  # pragma: no cover - defensive
+        log.exception("knowledge-base evaluation failed")
+        errors = getattr(result, "errors", None)
+        if errors is not None:
+            errors.append(f"internal error in knowledge-base rules: {type(exc).__name__}: {exc}")
+        return []
+
+
+@functools.lru_cache(maxsize=64)
+def _directives_of(text: str) -> Directives:
+    return parse_directives(text)

@@ -1,0 +1,211 @@
+"""Core objects → LSP objects. This is the only place a :class:`~sglang_lsp.findings.Finding`
+becomes an LSP ``Diagnostic`` and the only place byte ranges become LSP positions (through
+:class:`~sglang_lsp.document.Document`, in the negotiated position encoding).
+
+A diagnostic's ``data`` carries its fixes, already converted to LSP ranges of the version it
+was computed for, so that a code action is a lookup::
+
+    {"version": 7, "fixes": [{"title": "...", "applicability": "safe",
+                              "edits": [{"uri": "file:///…", "range": {...}, "newText": "..."}]}]}
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from .. import rules
+from ..document import Document
+from ..engine import Result
+from ..findings import Applicability, Finding, Fix, Severity, Span
+
+SOURCE = "sglang-lsp"
+FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
+
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFO: types.DiagnosticSeverity.Information,
+    Severity.HINT: types.DiagnosticSeverity.Hint,
+}
+_TAGS = {"deprecated": types.DiagnosticTag.Deprecated, "unnecessary": types.DiagnosticTag.Unnecessary}
+
+
+def encoding_name(encoding: Any) -> str:
+    """``utf-8`` / ``utf-16`` / ``utf-32`` from a PositionEncodingKind (or its string)."""
+    value = getattr(encoding, "value", encoding) or "utf-16"
+    return value if value in ("utf-8", "utf-16", "utf-32") else "utf-16"
+
+
+def markup(text: str, markdown: bool) -> types.MarkupContent:
+    """Markdown, or the same text without its markup for clients that only show plain text."""
+    if markdown:
+        return types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
+    plain = re.sub(r"\[([^\]]*)\]\(([^)]*)\)", r"\1 <\2>", text)
+    plain = plain.replace("**", "").replace("`", "").replace("  \n", "\n").replace("\n---\n", "\n")
+    return types.MarkupContent(kind=types.MarkupKind.PlainText, value=plain)
+
+
+# --- positions ---------------------------------------------------------------------------
+
+
+def position(doc: Document, byte: int, encoding: str) -> types.Position:
+    line, character = doc.byte_to_lsp(byte, encoding)
+    return types.Position(line=line, character=character)
+
+
+def span_range(doc: Document, span: Span, encoding: str) -> types.Range:
+    return types.Range(start=position(doc, span.start, encoding), end=position(doc, span.end, encoding))
+
+
+def byte_range(doc: Document, start: int, end: int, encoding: str) -> types.Range:
+    return types.Range(start=position(doc, start, encoding), end=position(doc, end, encoding))
+
+
+def to_byte(doc: Document, pos: types.Position, encoding: str) -> int:
+    return doc.lsp_to_byte(pos.line, pos.character, encoding)
+
+
+def in_range(doc: Document, pos: types.Position) -> bool:
+    """Whether ``pos`` names a place in ``doc`` (a line past the end does not)."""
+    return 0 <= pos.line < doc.line_count
+
+
+def _range_json(r: types.Range) -> dict:
+    return {"start": {"line": r.start.line, "character": r.start.character},
+            "end": {"line": r.end.line, "character": r.end.character}}
+
+
+def range_from_json(raw: Any) -> types.Range | None:
+    try:
+        return types.Range(
+            start=types.Position(line=int(raw["start"]["line"]), character=int(raw["start"]["character"])),
+            end=types.Position(line=int(raw["end"]["line"]), character=int(raw["end"]["character"])),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+# --- where a span lives ------------------------------------------------------------------
+
+
+def _located(result: Result, span: Span, uri: str) -> tuple[str, Document] | None:
+    """(uri, document) of a span: the checked document, or another file the check read
+    (a ``--config`` YAML). ``None`` when its text is not at hand."""
+    if span.path is None or span.path == result.document.path:
+        return uri, result.document
+    doc = result.documents.get(span.path)
+    if doc is None:
+        return None
+    return from_fs_path(span.path) or span.path, doc
+
+
+# --- findings → diagnostics ---------------------------------------------------------------
+
+
+def fix_payload(fix: Fix, result: Result, uri: str, encoding: str) -> dict | None:
+    edits = []
+    for edit in fix.edits:
+        where = _located(result, edit.span, uri)
+        if where is None:
+            return None
+        edit_uri, doc = where
+        edits.append({"uri": edit_uri, "range": _range_json(span_range(doc, edit.span, encoding)),
+                      "newText": edit.new_text})
+    return {"title": fix.title, "applicability": fix.applicability.value, "edits": edits}
+
+
+def diagnostic(finding: Finding, result: Result, uri: str, version: int | None, encoding: str) -> types.Diagnostic | None:
+    """The diagnostic for one finding of ``result``; ``None`` for a finding located in another
+    file (that file gets it when it is checked itself)."""
+    if _located(result, finding.span, uri) != (uri, result.document):
+        return None
+    doc = result.document
+    rule = rules.registry().get(finding.code)
+    tags = {_TAGS[t] for t in finding.tags if t in _TAGS}
+    if finding.code == "SGL008":
+        tags.add(types.DiagnosticTag.Deprecated)
+    related = []
+    for span, message in finding.related:
+        where = _located(result, span, uri)
+        if where is not None:
+            related.append(types.DiagnosticRelatedInformation(
+                location=types.Location(uri=where[0], range=span_range(where[1], span, encoding)), message=message))
+    fixes = [p for p in (fix_payload(f, result, uri, encoding) for f in finding.fixes) if p is not None]
+    return types.Diagnostic(
+        range=span_range(doc, finding.span, encoding),
+        message=finding.message,
+        severity=_SEVERITY[finding.severity],
+        code=finding.code,
+        code_description=types.CodeDescription(href=rule.url) if rule is not None else None,
+        source=SOURCE,
+        tags=sorted(tags, key=lambda t: t.value) or None,
+        related_information=related or None,
+        data={"version": version, "fixes": fixes},
+    )
+
+
+def diagnostics(result: Result, uri: str, version: int | None, encoding: str) -> list[types.Diagnostic]:
+    out = []
+    for finding in result.findings:
+        d = diagnostic(finding, result, uri, version, encoding)
+        if d is not None:
+            out.append(d)
+    return out
+
+
+# --- fixes → workspace edits -------------------------------------------------------------
+
+
+def workspace_edit(edits: list[dict], versions: dict[str, int], document_changes: bool) -> types.WorkspaceEdit:
+    """A workspace edit from fix-payload edits. ``versions`` are the versions of open documents
+    (used for versioned ``documentChanges`` when the client supports them)."""
+    by_uri: dict[str, list[types.TextEdit]] = {}
+    for e in edits:
+        r = range_from_json(e.get("range"))
+        if r is None or not isinstance(e.get("newText"), str) or not isinstance(e.get("uri"), str):
+            continue
+        by_uri.setdefault(e["uri"], []).append(types.TextEdit(range=r, new_text=e["newText"]))
+    if document_changes:
+        return types.WorkspaceEdit(document_changes=[
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=u, version=versions.get(u)),
+                edits=list(te),
+            ) for u, te in by_uri.items()
+        ])
+    return types.WorkspaceEdit(changes=by_uri)
+
+
+def is_safe(payload: dict) -> bool:
+    return payload.get("applicability") == Applicability.SAFE.value
+
+
+def _pos_key(p: dict) -> tuple[int, int]:
+    return p["line"], p["character"]
+
+
+def non_overlapping(payloads: list[dict], uri: str) -> list[dict]:
+    """Edits of the given fixes (in order) that can be applied together: a fix whose edits
+    overlap an already chosen one, or that touches another file, is left out."""
+    chosen: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    out: list[dict] = []
+    for payload in payloads:
+        edits = payload.get("edits") or []
+        if not edits or any(e.get("uri") != uri for e in edits):
+            continue
+        spans = []
+        for e in edits:
+            r = e["range"]
+            spans.append((_pos_key(r["start"]), _pos_key(r["end"])))
+        clash = any(
+            not (b_end <= a_start or a_end <= b_start) or (a_start == b_start)
+            for a_start, a_end in spans for b_start, b_end in chosen
+        )
+        if clash:
+            continue
+        chosen.extend(spans)
+        out.extend(edits)
+    return out

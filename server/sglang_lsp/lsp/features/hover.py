@@ -1,0 +1,185 @@
+"""Hover: what a flag is (catalog facts of the target sglang release), what it is set to in
+this launch where the file tells, and the findings on it; on a value, which choice it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from ... import rules
+from ...argv import UNKNOWN
+from ...catalog import Catalog, Option
+from ...engine import Result
+from ...findings import Finding
+from ...valuetypes import describe
+from .. import convert
+from .context import findings_at, is_local, use_at
+
+SERVER_ARGS_DOCS = "https://docs.sglang.ai/advanced_features/server_arguments.html"
+MAX_CHOICES = 24
+
+
+def _code(value: Any) -> str:
+    text = repr(value) if not isinstance(value, str) else value
+    return "`" + text.replace("`", "'") + "`"
+
+
+def value_kind(opt: Option) -> str:
+    """A short description of what the flag takes."""
+    if opt.action == "boolean_optional":
+        neg = next((s for s in opt.option_strings if s.startswith("--no-")), None)
+        return "switch" + (f" (turn off with `{neg}`)" if neg else "")
+    if opt.is_switch:
+        return "switch (takes no value)"
+    what = describe(opt.type)
+    if opt.nargs == "+":
+        return f"one or more values ({what})"
+    if opt.nargs == "*":
+        return f"any number of values ({what})"
+    if opt.nargs == "?":
+        return f"optional value ({what})"
+    if opt.action == "append":
+        return f"{what}; may be given several times"
+    return what
+
+
+def default_text(opt: Option) -> str:
+    if opt.is_switch and opt.action in ("store_true", "boolean_optional") and opt.default in (None, False):
+        return "off"
+    if opt.default is None:
+        return "none (unset)"
+    if opt.default == "auto":
+        return "`auto` (sglang chooses at start-up from the model and the GPU)"
+    return _code(opt.default)
+
+
+def option_facts(opt: Option, cat: Catalog) -> list[str]:
+    """Markdown lines describing a catalog option."""
+    lines = [f"**`{opt.name}`** — {value_kind(opt)}"]
+    if not opt.is_switch or opt.action == "boolean_optional":
+        lines.append(f"Default: {default_text(opt)}")
+    others = [s for s in opt.option_strings if s != opt.name]
+    if others:
+        lines.append("Also written: " + ", ".join(f"`{s}`" for s in others))
+    if opt.choices is not None:
+        shown = ", ".join(_code(c) for c in opt.choices[:MAX_CHOICES])
+        more = f" … ({len(opt.choices)} in all)" if len(opt.choices) > MAX_CHOICES else ""
+        lines.append(f"Choices: {shown}{more}")
+    if opt.required:
+        lines.append("Required: sglang refuses to start without it.")
+    if opt.rejects:
+        lines.append(f"**Retired**: sglang {cat.sglang_version} still parses it only to refuse it"
+                     + (f"; use `{opt.replacement}`." if opt.replacement else "."))
+    elif opt.deprecated:
+        lines.append(f"**Deprecated** in sglang {cat.sglang_version}"
+                     + (f"; use `{opt.replacement}`." if opt.replacement else "."))
+    if not opt.config:
+        lines.append("Cannot be set from a `--config` YAML file.")
+    return lines
+
+
+MAX_SOLUTIONS = 4
+
+
+def _finding_lines(findings: list[Finding]) -> list[str]:
+    out = []
+    for f in findings:
+        rule = rules.registry().get(f.code)
+        head = f"**{f.code}**" + (f" {rule.name} — {rule.summary}" if rule else "")
+        link = f" ([rule docs]({rule.url}))" if rule else ""
+        out.append(f"{head}{link}  \n{f.message}")
+        out += _kb_lines(f)
+        if f.fixes:
+            out.append("Fix: " + "; ".join(fix.title for fix in f.fixes))
+    return out
+
+
+def _kb_lines(f: Finding) -> list[str]:
+    """The knowledge-base record's explanation and solutions for a finding of a KB rule."""
+    if not f.kb_id:
+        return []
+    from ...kb_engine import rule_by_code
+
+    rule = rule_by_code(f.code)
+    if rule is None:
+        return []
+    record = rule.record
+    out = []
+    if record.get("documentation"):
+        out.append(str(record["documentation"]))
+    solutions = [str(s) for s in record.get("solutions") or []][:MAX_SOLUTIONS]
+    if solutions:
+        out.append("Solutions:  \n" + "  \n".join(f"{i}. {s}" for i, s in enumerate(solutions, 1)))
+    out.append(f"Knowledge base record `{f.kb_id}` (sglang {rule.versions})")
+    return out
+
+
+def _effective(parsed, opt: Option, use) -> str | None:
+    value = parsed.get(opt.dest)
+    if value is UNKNOWN:
+        if use.values and all(w.text is not None for w in use.values):
+            return "none that sglang accepts (see below)"
+        return "not known from this file (it comes from a variable or command the file does not define)"
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return _code(value)
+
+
+def hover(result: Result, offset: int, encoding: str, markdown: bool = True) -> types.Hover | None:
+    doc = result.document
+    at = use_at(result, offset)
+    sections: list[list[str]] = []
+    hover_span = None
+    findings: list[Finding] = []
+    if at is not None:
+        use, opt = at.use, at.use.option
+        cat = at.parsed.catalog
+        lines: list[str] = []
+        if at.value_index is not None:
+            word = use.values[at.value_index]
+            hover_span = use.value_spans[at.value_index]
+            text = word.text
+            if opt.choices is not None and text is not None:
+                valid = any(str(c) == text for c in opt.choices)
+                default = " (the default)" if str(opt.default) == text else ""
+                lines.append(f"`{text}` — " + (f"one of the {len(opt.choices)} choices of `{opt.name}`{default}"
+                                               if valid else f"**not** a choice of `{opt.name}`"))
+            elif text is not None:
+                lines.append(f"`{text}` — value of `{opt.name}`")
+            else:
+                lines.append(f"value of `{opt.name}`, not known from this file")
+            lines.append("")
+        else:
+            hover_span = use.flag_span
+            if use.written != use.spelling:
+                lines.append(f"`{use.written}` abbreviates `{use.spelling}`.")
+                lines.append("")
+        lines += option_facts(opt, cat)
+        effective = _effective(at.parsed, opt, use)
+        if effective is not None and at.parsed.last_use(opt.dest) is use:
+            lines.append(f"Value in this launch: {effective}")
+        sections.append(lines)
+        # the findings on this flag use: on the flag word and on its values
+        parts = [hover_span] if at.value_index is not None else \
+            [use.flag_span] + [vs for vs in use.value_spans if is_local(vs, doc)]
+        findings = []
+        for part in parts:
+            for f in findings_at(result, part.start, part.end):
+                if f not in findings and (f.flag in (None, use.spelling, use.written, opt.name) or f.span == part):
+                    findings.append(f)
+        footer = [f"Flag catalog of sglang {cat.sglang_version} · [server arguments]({SERVER_ARGS_DOCS})"]
+    else:
+        findings = [f for f in findings_at(result, offset) if f.span.start <= offset <= f.span.end]
+        if not findings:
+            return None
+        hover_span = min((f.span for f in findings), key=lambda s: s.end - s.start)
+        footer = [f"[sglang server arguments]({SERVER_ARGS_DOCS})"]
+    if findings:
+        sections.append(_finding_lines(findings))
+    sections.append(footer)
+    text = "\n\n---\n\n".join("  \n".join(s).replace("  \n  \n", "\n\n") for s in sections)
+    rng = convert.span_range(doc, hover_span, encoding) if hover_span is not None and is_local(hover_span, doc) else None
+    return types.Hover(contents=convert.markup(text, markdown), range=rng)

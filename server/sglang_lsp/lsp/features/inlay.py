@@ -1,0 +1,55 @@
+"""Inlay hints (opt-in): only values the engine actually knows from the file.
+
+* a flag written as an abbreviation shows the flag it resolves to (``--tp`` → ``--tp-size``);
+* a value that comes from a shell variable the file defines shows what it expands to
+  (``--model-path "$MODEL"`` → ``= meta-llama/…``).
+
+No GPU-dependent guesses: the engine does not know the target GPU's auto-selected backends,
+so ``auto`` and unset backends get no hint.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from ...engine import Result
+from .. import convert
+from .context import is_local
+
+MAX_LABEL = 48
+
+
+def _short(text: str) -> str:
+    text = text.replace("\n", "⏎")
+    return text if len(text) <= MAX_LABEL else text[: MAX_LABEL - 1] + "…"
+
+
+def inlay_hints(result: Result, start: int, end: int, encoding: str) -> list[types.InlayHint]:
+    doc = result.document
+    hints: list[types.InlayHint] = []
+    seen: set[int] = set()
+    for parsed in result.parsed:
+        for use in parsed.uses:
+            flag = use.flag_span
+            if is_local(flag, doc) and start <= flag.end <= end and use.written != use.spelling \
+                    and doc.slice(flag.start, flag.end) == use.written and flag.end not in seen:
+                seen.add(flag.end)
+                hints.append(types.InlayHint(
+                    position=convert.position(doc, flag.end, encoding),
+                    label=f"→ {use.spelling}", kind=types.InlayHintKind.Type, padding_left=True,
+                    tooltip=f"`{use.written}` is an abbreviation that sglang resolves to `{use.spelling}`",
+                ))
+            for word, span in zip(use.values, use.value_spans):
+                if word.text is None or word.origin not in ("shell", "variable") or not is_local(span, doc) or not (start <= span.end <= end):
+                    continue
+                source = doc.slice(span.start, span.end)
+                if "$" not in source or span.end in seen:
+                    continue
+                seen.add(span.end)
+                hints.append(types.InlayHint(
+                    position=convert.position(doc, span.end, encoding),
+                    label=f"= {_short(word.text)}", kind=types.InlayHintKind.Parameter, padding_left=True,
+                    tooltip=f"`{source}` expands to `{word.text}` (from the assignment in this file)",
+                ))
+    hints.sort(key=lambda h: (h.position.line, h.position.character))
+    return hints

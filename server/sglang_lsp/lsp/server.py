@@ -1,0 +1,472 @@
+"""``sglang-lsp serve``: the language server, a thin pygls adapter over the engine.
+
+Every handler has the same shape: find the open document, get the check result for its
+current version (the same :func:`sglang_lsp.engine.check_document` the CLI calls), call one
+pure feature function, return. Checks run on one worker thread so that the event loop keeps
+reading messages while a large file is checked:
+
+* a change is applied at once (its tree-sitter tree edited, see :mod:`.documents`) and a
+  check is scheduled after a short debounce; a burst of changes cancels the timer each time,
+  and a queued check whose version is no longer current is skipped, so diagnostics are
+  computed and published for the latest version only;
+* requests (hover, completion …) wait for the result of the version current when they
+  arrived, sharing a check already under way for it.
+
+Diagnostics are pushed (``textDocument/publishDiagnostics``) unless the client supports pull
+diagnostics (``textDocument/diagnostic``); then they are only pulled, and a settings change asks
+the client to pull again (``workspace/diagnostic/refresh``).
+
+An exception inside a feature is logged and the request answers empty; a request whose params
+cannot be read gets an ``InvalidParams`` error; invalid settings fall back to their defaults
+with a ``window/showMessage``.
+
+Environment: ``SGLANG_LSP_DEBOUNCE_MS`` (default 15) delays the check after a change;
+``SGLANG_LSP_FAULT_INJECTION=hover,completion,…`` makes those features raise (tests of the
+failure containment only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from lsprotocol import types
+from pygls.capabilities import ServerCapabilitiesBuilder
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from .. import __version__
+from ..catalog import Catalog, load_catalog
+from ..engine import Result, check_document
+from . import convert
+from .documents import Snapshot, TextChange, apply_changes, open_snapshot, uri_to_path, with_tree
+from .features import actions, completion, explain, hover, inlay, symbols
+from .settings import SECTION, KNOWN_KEYS, Settings, parse as parse_settings, section_of
+
+log = logging.getLogger("sglang_lsp.lsp")
+
+EXPLAIN_COMMAND = "sglang-lsp.explainError"
+DEFAULT_DEBOUNCE_MS = 15.0
+# Comma-separated feature names that raise on purpose (tests of failure containment only).
+FAULT_ENV = "SGLANG_LSP_FAULT_INJECTION"
+
+
+@dataclass
+class OpenDocument:
+    uri: str
+    language_id: str | None
+    snap: Snapshot
+    result: Result | None = None
+    result_key: tuple[int, int] | None = None  # (version, settings generation) of ``result``
+    pending: dict[tuple[int, int, bool], asyncio.Future] = field(default_factory=dict)
+    timer: asyncio.TimerHandle | None = None
+
+
+class _Answered:
+    """A request that could not be read and has already been answered with an error."""
+
+    jsonrpc = None
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls' protocol, except that a request whose params do not match the method's type gets
+    an ``InvalidParams`` error response (pygls would log it and leave the client waiting)."""
+
+    def structure_message(self, data):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                log.warning("invalid %s request %r: %s", data.get("method"), data.get("id"), exc)
+                self._send_response(data["id"], error=exc.to_response_error())
+                return _Answered()
+            raise
+
+
+class SglangLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("sglang-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=_Protocol)
+        self.docs: dict[str, OpenDocument] = {}
+        self.settings = Settings()
+        self.generation = 0
+        self.encoding = "utf-16"
+        self.pull_diagnostics = False
+        self.client_refreshes_diagnostics = False
+        self.client_configuration = False
+        self.document_changes = False
+        self.disabled_actions = False
+        self.hover_markdown = True
+        self.completion_markdown = True
+        self.completion_item_defaults = False
+        self.shutdown_received = False
+        self.exit_code: int | None = None
+        self.debounce = float(os.environ.get("SGLANG_LSP_DEBOUNCE_MS", DEFAULT_DEBOUNCE_MS)) / 1000.0
+        self.faults = {f.strip() for f in os.environ.get(FAULT_ENV, "").split(",") if f.strip()}
+        self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sglang-lsp-check")
+        self.checks_run = 0
+        self.roots: tuple[str, ...] = ()  # workspace folders (local paths)
+        self.init_problems: list[str] = []  # invalid initializationOptions, shown once initialized
+
+    # --- settings -----------------------------------------------------------------------
+
+    @property
+    def catalog(self) -> Catalog:
+        return load_catalog(self.settings.sglang_version)
+
+    def apply_settings(self, raw: Any, origin: str) -> None:
+        parsed = parse_settings(raw)
+        for problem in parsed.problems:
+            log.warning("settings (%s): %s", origin, problem)
+        if parsed.problems:
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning,
+                message="sglang-lsp: invalid settings, defaults used instead: " + "; ".join(parsed.problems),
+            ))
+        if parsed.settings == self.settings:
+            return
+        log.info("settings (%s): %s", origin, parsed.settings)
+        self.settings = parsed.settings
+        self.generation += 1
+        self.recheck_all()
+
+    def recheck_all(self) -> None:
+        if self.pull_diagnostics:
+            if self.client_refreshes_diagnostics:
+                self.workspace_diagnostic_refresh(None)
+            return
+        for doc in list(self.docs.values()):
+            self.schedule(doc, 0.0)
+
+    async def pull_configuration(self) -> None:
+        try:
+            values = await self.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
+        except Exception:  # a client may refuse; keep what we have
+            log.exception("workspace/configuration failed")
+            return
+        if values and values[0] is not None:
+            self.apply_settings(values[0], "workspace/configuration")
+
+    # --- checking -----------------------------------------------------------------------
+
+    def _run_check(self, doc: OpenDocument, snap: Snapshot, settings: Settings, skip_if_stale: bool) -> Result | None:
+        """Runs on the checker thread."""
+        if skip_if_stale and doc.snap.version != snap.version:
+            return None  # a newer version arrived while this one waited: it gets its own check
+        if snap.language is None:
+            return Result(snap.doc.path, snap.doc, [])  # not a file sglang-lsp checks
+        old_tree = snap.tree if snap.tree_language == snap.language else None
+        started = time.perf_counter()
+        try:
+            result = check_document(snap.doc, settings.options(self.roots), old_tree=old_tree)
+        except Exception as exc:
+            log.exception("check of %s failed", doc.uri)
+            result = Result(snap.doc.path, snap.doc, [], errors=[f"internal error: {type(exc).__name__}: {exc}"])
+        self.checks_run += 1
+        log.debug("checked %s v%s in %.1f ms (%s, incremental=%s)", doc.uri, snap.version,
+                  (time.perf_counter() - started) * 1000, snap.language, old_tree is not None)
+        return result
+
+    async def _check(self, doc: OpenDocument, snap: Snapshot, generation: int, settings: Settings,
+                     skip_if_stale: bool) -> Result | None:
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self.checker, self._run_check, doc, snap, settings, skip_if_stale)
+        if result is None:
+            return None
+        current = self.docs.get(doc.uri) is doc and doc.snap.version == snap.version
+        if current and generation == self.generation:
+            doc.result, doc.result_key = result, (snap.version, generation)
+            if result.tree is not None and doc.snap is snap:
+                doc.snap = with_tree(snap, result.tree, snap.language)  # same text: keep the fresh tree
+            for error in result.errors:
+                log.error("%s: %s", doc.uri, error)
+                self.window_log_message(types.LogMessageParams(type=types.MessageType.Error,
+                                                               message=f"sglang-lsp: {doc.uri}: {error}"))
+        return result
+
+    def _submit(self, doc: OpenDocument, snap: Snapshot, skip_if_stale: bool) -> asyncio.Future:
+        key = (snap.version, self.generation, skip_if_stale)
+        fut = doc.pending.get(key)
+        if fut is None:
+            fut = asyncio.ensure_future(self._check(doc, snap, self.generation, self.settings, skip_if_stale))
+            doc.pending[key] = fut
+            fut.add_done_callback(lambda f, k=key: doc.pending.pop(k, None) if doc.pending.get(k) is f else None)
+        return fut
+
+    async def result_for(self, uri: str) -> Result | None:
+        """The check result of the document's version as of now (``None``: not open)."""
+        doc = self.docs.get(uri)
+        if doc is None:
+            return None
+        snap, generation = doc.snap, self.generation
+        if doc.result_key == (snap.version, generation) and doc.result is not None:
+            return doc.result
+        for skip in (True, False):
+            shared = doc.pending.get((snap.version, generation, skip))
+            if shared is not None:
+                result = await asyncio.shield(shared)
+                if result is not None:
+                    return result
+        return await asyncio.shield(self._submit(doc, snap, False))
+
+    def schedule(self, doc: OpenDocument, delay: float) -> None:
+        """Publish diagnostics of the latest version after ``delay`` (push mode)."""
+        if self.pull_diagnostics:
+            return
+        if doc.timer is not None:
+            doc.timer.cancel()
+        loop = asyncio.get_running_loop()
+        doc.timer = loop.call_later(delay, lambda: asyncio.ensure_future(self._publish_latest(doc)))
+
+    async def _publish_latest(self, doc: OpenDocument) -> None:
+        doc.timer = None
+        snap, generation = doc.snap, self.generation
+        try:
+            result = await self._submit(doc, snap, True)
+            if result is None or self.docs.get(doc.uri) is not doc:
+                return
+            if doc.snap.version != snap.version or generation != self.generation:
+                return  # stale: the check of the newer version publishes
+            diagnostics = convert.diagnostics(result, doc.uri, snap.version, self.encoding)
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=doc.uri, version=snap.version, diagnostics=diagnostics))
+            log.debug("published %d diagnostics for %s v%s", len(diagnostics), doc.uri, snap.version)
+        except Exception:
+            log.exception("publishing diagnostics for %s failed", doc.uri)
+
+
+def _contained(server: SglangLanguageServer, name: str, empty: Callable[[], Any]):
+    """Run a handler; on an exception log it and answer ``empty()`` (cancellation passes)."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        async def handler(*args):
+            try:
+                if name in server.faults:
+                    raise RuntimeError(f"fault injected into {name} ({FAULT_ENV})")
+                return await fn(*args)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("%s failed; answering empty", name)
+                return empty()
+
+        return handler
+
+    return decorate
+
+
+def _capability(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        if obj is None:
+            return None
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def create_server() -> SglangLanguageServer:
+    server = SglangLanguageServer()
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        caps = params.capabilities
+        server.encoding = convert.encoding_name(ServerCapabilitiesBuilder.choose_position_encoding(caps))
+        server.pull_diagnostics = _capability(caps, "text_document.diagnostic") is not None
+        server.client_refreshes_diagnostics = bool(_capability(caps, "workspace.diagnostics.refresh_support"))
+        server.client_configuration = bool(_capability(caps, "workspace.configuration"))
+        server.document_changes = bool(_capability(caps, "workspace.workspace_edit.document_changes"))
+        server.disabled_actions = bool(_capability(caps, "text_document.code_action.disabled_support"))
+        markdown = types.MarkupKind.Markdown
+        server.hover_markdown = markdown in (_capability(caps, "text_document.hover.content_format") or [markdown])
+        server.completion_markdown = markdown in (
+            _capability(caps, "text_document.completion.completion_item.documentation_format") or [])
+        defaults = _capability(caps, "text_document.completion.completion_list.item_defaults") or []
+        server.completion_item_defaults = "editRange" in defaults and "data" in defaults
+        folders = [f.uri for f in params.workspace_folders or []] or ([params.root_uri] if params.root_uri else [])
+        server.roots = tuple(p for p in (uri_to_path(u) for u in folders) if p)
+        parsed = parse_settings(params.initialization_options)
+        server.settings = parsed.settings
+        server.init_problems = parsed.problems
+        log.info("initialize: encoding %s, %s diagnostics, settings %s", server.encoding,
+                 "pull" if server.pull_diagnostics else "push", server.settings)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(params: types.InitializedParams) -> None:
+        problems = server.init_problems
+        if problems:
+            for problem in problems:
+                log.warning("settings (initializationOptions): %s", problem)
+            server.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning,
+                message="sglang-lsp: invalid settings, defaults used instead: " + "; ".join(problems)))
+        if server.client_configuration:
+            await server.pull_configuration()
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(params: None) -> None:
+        server.shutdown_received = True
+        for doc in server.docs.values():
+            if doc.timer is not None:
+                doc.timer.cancel()
+        server.checker.shutdown(wait=False, cancel_futures=True)
+
+    @server.feature(types.EXIT)
+    def exit_(params: None) -> None:
+        server.exit_code = 0 if server.shutdown_received else 1
+
+    # --- documents ----------------------------------------------------------------------
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        item = params.text_document
+        doc = OpenDocument(item.uri, item.language_id, open_snapshot(item.uri, item.version, item.text, item.language_id))
+        old = server.docs.get(item.uri)
+        if old is not None and old.timer is not None:
+            old.timer.cancel()
+        server.docs[item.uri] = doc
+        server.schedule(doc, 0.0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        doc = server.docs.get(params.text_document.uri)
+        if doc is None:
+            log.warning("didChange for a document that is not open: %s", params.text_document.uri)
+            return
+        changes = []
+        for change in params.content_changes:
+            r = getattr(change, "range", None)
+            changes.append(TextChange(change.text, None if r is None else
+                                      (r.start.line, r.start.character, r.end.line, r.end.character)))
+        doc.snap = apply_changes(doc.snap, params.text_document.version, changes, server.encoding, doc.language_id)
+        server.schedule(doc, server.debounce)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        doc = server.docs.pop(params.text_document.uri, None)
+        if doc is not None and doc.timer is not None:
+            doc.timer.cancel()
+        if doc is not None and not server.pull_diagnostics:
+            server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        """A saved file may be the ``--config`` file other open documents read from disk."""
+        path = uri_to_path(params.text_document.uri)
+        if path is None:
+            return
+        path = os.path.normpath(path)
+        for doc in list(server.docs.values()):
+            if doc.uri != params.text_document.uri and doc.result is not None and any(
+                    os.path.normpath(p) == path for p in doc.result.documents):
+                doc.result_key = None
+                server.schedule(doc, 0.0)
+                if server.pull_diagnostics and server.client_refreshes_diagnostics:
+                    server.workspace_diagnostic_refresh(None)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
+        raw = params.settings
+        if isinstance(raw, dict) and (SECTION in raw or any(k in raw for k in KNOWN_KEYS)):
+            server.apply_settings(section_of(raw), "didChangeConfiguration")
+        elif server.client_configuration:
+            await server.pull_configuration()
+
+    # --- features -----------------------------------------------------------------------
+
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
+        identifier="sglang-lsp", inter_file_dependencies=True, workspace_diagnostics=False))
+    @_contained(server, "diagnostic", lambda: types.RelatedFullDocumentDiagnosticReport(items=[]))
+    async def pull_diagnostics(params: types.DocumentDiagnosticParams):
+        uri = params.text_document.uri
+        doc = server.docs.get(uri)
+        if doc is None:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
+        version, generation = doc.snap.version, server.generation
+        result = await server.result_for(uri)
+        result_id = f"{generation}:{version}"
+        if params.previous_result_id == result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=convert.diagnostics(result, uri, version, server.encoding), result_id=result_id)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, convert.FIX_ALL_KIND], resolve_provider=False))
+    @_contained(server, "codeAction", list)
+    async def code_action(params: types.CodeActionParams):
+        doc = server.docs.get(params.text_document.uri)
+        if doc is None:
+            return []
+        version = doc.snap.version
+        result = await server.result_for(doc.uri)
+        if result is None:
+            return []
+        return actions.code_actions(result, doc.uri, version, params, server.encoding,
+                                    server.document_changes, server.disabled_actions) or None
+
+    async def _located(params) -> tuple[Result, int] | None:
+        uri = params.text_document.uri
+        result = await server.result_for(uri)
+        if result is None or not convert.in_range(result.document, params.position):
+            return None
+        return result, convert.to_byte(result.document, params.position, server.encoding)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @_contained(server, "hover", lambda: None)
+    async def on_hover(params: types.HoverParams):
+        at = await _located(params)
+        return hover.hover(at[0], at[1], server.encoding, server.hover_markdown) if at else None
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(
+        trigger_characters=["-", "=", " "], resolve_provider=True))
+    @_contained(server, "completion", lambda: None)
+    async def on_completion(params: types.CompletionParams):
+        at = await _located(params)
+        return completion.completion(at[0], at[1], server.encoding, server.catalog,
+                                     server.completion_item_defaults) if at else None
+
+    @server.feature(types.COMPLETION_ITEM_RESOLVE)
+    @_contained(server, "completionResolve", lambda: None)
+    async def on_completion_resolve(item: types.CompletionItem):
+        return completion.resolve(item, server.completion_markdown)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    @_contained(server, "documentSymbol", list)
+    async def on_symbols(params: types.DocumentSymbolParams):
+        result = await server.result_for(params.text_document.uri)
+        return symbols.document_symbols(result, server.encoding) if result else []
+
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
+    @_contained(server, "inlayHint", list)
+    async def on_inlay_hints(params: types.InlayHintParams):
+        if not server.settings.inlay_hints:
+            return []
+        result = await server.result_for(params.text_document.uri)
+        if result is None:
+            return []
+        doc = result.document
+        start = convert.to_byte(doc, params.range.start, server.encoding)
+        end = convert.to_byte(doc, params.range.end, server.encoding)
+        return inlay.inlay_hints(result, start, end, server.encoding)
+
+    @server.command(EXPLAIN_COMMAND)
+    @_contained(server, "explainError", lambda: {"line": "", "matches": []})
+    async def explain_error(*args):
+        line = args[0] if args else ""
+        if isinstance(line, dict):
+            line = line.get("line", "")
+        if not isinstance(line, str):
+            line = str(line)
+        return explain.explain(line, server.catalog)
+
+    return server

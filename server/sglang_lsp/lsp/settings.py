@@ -1,0 +1,118 @@
+"""The server's settings (section ``sglang-lsp``), from ``initializationOptions``,
+``workspace/didChangeConfiguration`` or ``workspace/configuration``.
+
+Every setting has a type and a default. A value of the wrong type (or an unknown sglang
+version, or a code pattern that is no rule code) falls back to the default and is reported
+in :attr:`Parsed.problems`, which the server shows with ``window/showMessage``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..catalog import available_versions
+from ..engine import Options
+
+SECTION = "sglang-lsp"
+_CODE_PREFIX = re.compile(r"^SGL\d{0,3}$")
+KNOWN_KEYS = ("gpu", "sglangVersion", "select", "ignore", "modelSearchPaths", "inlayHints")
+
+
+@dataclass(frozen=True)
+class Settings:
+    gpu: str | None = None
+    sglang_version: str | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    model_search_paths: tuple[str, ...] = ()
+    inlay_hints: bool = False
+
+    def options(self, roots: tuple[str, ...] = ()) -> Options:
+        """Engine options; ``roots`` (the workspace folders) are searched for models after the
+        configured paths, as the CLI searches its working directory."""
+        paths = self.model_search_paths + tuple(r for r in roots if r not in self.model_search_paths)
+        return Options(sglang_version=self.sglang_version, gpu=self.gpu, select=self.select, ignore=self.ignore,
+                       model_search_paths=paths)
+
+
+@dataclass
+class Parsed:
+    settings: Settings
+    problems: list[str] = field(default_factory=list)
+
+
+def section_of(raw: Any) -> Any:
+    """The ``sglang-lsp`` section of what a client sent: either wrapped in the section name
+    (``{"sglang-lsp": {...}}``, what VS Code sends) or the section itself."""
+    if isinstance(raw, dict) and SECTION in raw:
+        return raw[SECTION]
+    return raw
+
+
+def _codes(name: str, value: Any, problems: list[str]) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [v for v in value.split(",")]
+    if not isinstance(value, list):
+        problems.append(f"`{name}` must be a list of rule codes (e.g. [\"SGL008\"]), not {type(value).__name__}")
+        return ()
+    out = []
+    for item in value:
+        code = item.strip().upper() if isinstance(item, str) else None
+        if code == "":
+            continue
+        if code is None or not _CODE_PREFIX.match(code):
+            problems.append(f"`{name}`: {item!r} is not a rule code or prefix (SGL, SGL0, SGL008 …); ignored")
+            continue
+        out.append(code)
+    return tuple(out)
+
+
+def parse(raw: Any) -> Parsed:
+    raw = section_of(raw)
+    problems: list[str] = []
+    if raw is None:
+        return Parsed(Settings())
+    if not isinstance(raw, dict):
+        return Parsed(Settings(), [f"settings must be an object, not {type(raw).__name__}; using the defaults"])
+
+    gpu = raw.get("gpu")
+    if gpu is not None and not (isinstance(gpu, str) and gpu.strip()):
+        problems.append(f"`gpu` must be a GPU name such as \"H100\", not {gpu!r}; using none")
+        gpu = None
+    elif isinstance(gpu, str):
+        gpu = gpu.strip()
+
+    version = raw.get("sglangVersion")
+    if version is not None:
+        versions = available_versions()
+        if not isinstance(version, str) or version not in versions:
+            problems.append(f"`sglangVersion` {version!r} has no bundled flag catalog "
+                            f"(bundled: {', '.join(versions)}); using the default")
+            version = None
+
+    select = _codes("select", raw.get("select"), problems)
+    ignore = _codes("ignore", raw.get("ignore"), problems)
+
+    paths_raw = raw.get("modelSearchPaths")
+    paths: tuple[str, ...] = ()
+    if paths_raw is not None:
+        if isinstance(paths_raw, list) and all(isinstance(p, str) for p in paths_raw):
+            paths = tuple(os.path.expanduser(p) for p in paths_raw if p)
+        else:
+            problems.append("`modelSearchPaths` must be a list of directory paths; using none")
+
+    inlay = raw.get("inlayHints", False)
+    if not isinstance(inlay, bool):
+        problems.append(f"`inlayHints` must be true or false, not {inlay!r}; using false")
+        inlay = False
+
+    unknown = sorted(k for k in raw if k not in KNOWN_KEYS)
+    if unknown:
+        problems.append("unknown setting" + ("s" if len(unknown) > 1 else "") + ": "
+                        + ", ".join(f"`{k}`" for k in unknown) + " (ignored)")
+    return Parsed(Settings(gpu, version, select, ignore, paths, inlay), problems)

@@ -1,0 +1,113 @@
+"""The knowledge-base rule files: schema, names against the catalog, seed records kept, docs in
+sync with the files, registry integration."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sglang_lsp import rules
+from sglang_lsp.catalog import load_catalog
+from sglang_lsp.kb import RECORD_FIELDS, load_rule_files, validate, KbError
+from sglang_lsp.kb_engine import kb_rules, validate_rule_names
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = ROOT.parent / "shared" / "seeds"
+SEED_IDS = {"51240749c376f000", "717c9f910850c412", "5f16a94740f6bf7e", "a5a9144b79b0cc5b"}
+FILES = load_rule_files()
+CODES = [r["code"] for r in FILES]
+
+
+def test_there_are_rules_and_codes_are_sgl1xx_and_unique():
+    assert len(FILES) >= 30
+    assert len(set(CODES)) == len(CODES)
+    assert all(re.fullmatch(r"SGL1\d\d", c) for c in CODES)
+    assert len({r["kb_id"] for r in FILES}) == len(FILES)
+
+
+def test_seed_records_are_rules_with_their_ids():
+    assert SEED_IDS <= {r["kb_id"] for r in FILES}
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the shared seed records are not next to the checkout")
+def test_json_seed_records_are_kept_verbatim():
+    by_id = {r["kb_id"]: r for r in FILES}
+    for path in sorted(SEEDS.glob("*.txt")):
+        text = path.read_text()
+        if not text.lstrip().startswith("{"):
+            continue
+        data = json.loads(text)
+        rec = data["record"]
+        kept = by_id[rec["id"]]["record"]
+        for k, v in rec.items():
+            assert kept[k] == v, (rec["id"], k)
+        assert kept["datasetVersion"] == data["datasetVersion"]
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_rule_file_is_complete(code):
+    r = next(x for x in FILES if x["code"] == code)
+    assert r["condition"], f"{code} has no condition"
+    assert set(r["record"]) <= set(RECORD_FIELDS)
+    assert r["record"]["messagePattern"]
+    for p in [r.get("sglang_error"), r["record"]["messagePattern"]]:
+        if p:
+            re.compile(p)
+    assert r["doc"]["what"] and r["doc"]["why"] and r["doc"]["fix_safety"]
+    assert r["example"]["bad"] and r["example"]["good"]
+    for ref in r["raised_at"]:
+        assert ref["file"].startswith("sglang/") and ref["function"] and ref["line"]
+    assert r["tags"]
+    assert r["sglang_versions"]
+
+
+@pytest.mark.parametrize("rule", kb_rules(), ids=lambda r: r.code)
+def test_condition_names_exist(rule):
+    assert validate_rule_names(rule, load_catalog(None)) == []
+
+
+def test_registry_lists_kb_rules_with_tags_and_docs():
+    reg = rules.registry()
+    for code in CODES:
+        assert code in reg
+        assert reg[code].doc_path.is_file()
+        assert reg[code].tags
+
+
+def test_docs_are_generated_from_the_rule_files():
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "kb_docs.py"), "--check"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_validation_rejects_bad_files():
+    good = dict(next(iter(FILES)))
+    good.pop("_file", None)
+    validate(good)
+    for mutate in [
+        lambda d: d.update(severity="fatal"),
+        lambda d: d.update(anchor=["quantization"]),
+        lambda d: d.update(fixes=[{"kind": "replace", "flag": "--x", "title": "t", "applicability": "safe"}]),
+        lambda d: d.update(fixes=[{"kind": "set", "flag": "--x", "title": "t", "applicability": "safe"}]),
+        lambda d: d.update(kb_id="other"),
+        lambda d: d.update(surprise=1),
+        lambda d: d["record"].update(sneaky=1),
+        lambda d: d.pop("raised_at"),
+        lambda d: d.update(condition=3),
+    ]:
+        bad = json.loads(json.dumps(good))
+        mutate(bad)
+        with pytest.raises(KbError):
+            validate(bad)
+
+
+def test_record_code_is_never_executed():
+    # the engine's source never evaluates or compiles text from records
+    src = (ROOT / "server" / "sglang_lsp" / "kb_engine.py").read_text() + \
+        (ROOT / "server" / "sglang_lsp" / "conditions.py").read_text()
+    assert not re.search(r"\b(eval|exec|compile)\(", src.replace("re.compile(", ""))
