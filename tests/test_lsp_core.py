@@ -3,6 +3,7 @@ tree-sitter tree edits, settings, explainError against sglang's real messages, f
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import re
@@ -222,3 +223,51 @@ def test_fix_all_takes_non_overlapping_fixes_in_order():
 def test_plain_text_markup():
     content = convert.markup("**`--tp-size`** — integer  \n[docs](https://x)", markdown=False)
     assert content.kind == "plaintext" and content.value == "--tp-size — integer\ndocs <https://x>"
+
+
+# --- the server's protocol --------------------------------------------------------------------
+
+
+class _Sink:
+    def __init__(self):
+        self.data = []
+
+    def write(self, data):
+        self.data.append(data)
+
+    def close(self):
+        pass
+
+
+@pytest.mark.asyncio
+async def test_handled_notifications_leave_no_futures_behind():
+    """pygls 2.1 keeps the future of every notification handled by a generator or coroutine;
+    the server's protocol forgets them (memory stays flat over thousands of edits)."""
+    from lsprotocol import types
+
+    from sglang_lsp.lsp.server import create_server
+
+    server = create_server()
+    protocol = server.protocol
+    protocol.set_writer(_Sink())
+
+    def send(method, params, msg_id=None):
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        if msg_id is not None:
+            message["id"] = msg_id
+        protocol.handle_message(json.loads(json.dumps(message), object_hook=protocol.structure_message))
+
+    send(types.INITIALIZE, {"capabilities": {}, "processId": None}, msg_id=1)
+    send(types.INITIALIZED, {})
+    uri = "file:///tmp/flat.sh"
+    send(types.TEXT_DOCUMENT_DID_OPEN, {"textDocument": {"uri": uri, "languageId": "shellscript", "version": 1,
+                                                          "text": "sglang serve --model-path m --port 30000\n"}})
+    for version in range(2, 202):
+        send(types.TEXT_DOCUMENT_DID_CHANGE, {"textDocument": {"uri": uri, "version": version}, "contentChanges": [
+            {"range": {"start": {"line": 0, "character": 35}, "end": {"line": 0, "character": 40}},
+             "text": str(30000 + version)}]})
+    send(types.WORKSPACE_DID_CHANGE_CONFIGURATION, {"settings": {"sglang-lsp": {"ignore": ["SGL0"]}}})
+    await asyncio.sleep(0.3)
+    assert server.docs[uri].snap.version == 201
+    assert len(protocol._request_futures) == 0
+    server.checker.shutdown(wait=True)

@@ -69,6 +69,7 @@ class KbRule:
         return version_in_range(version, self.versions)
 
 
+@functools.lru_cache(maxsize=1024)
 def version_in_range(version: str, spec: str) -> bool:
     """``spec``: comma-separated ``>=X``, ``<Y``, ``==Z`` or ``*``."""
     v = _version_key(version)

@@ -76,8 +76,22 @@ class _Answered:
 
 
 class _Protocol(LanguageServerProtocol):
-    """pygls' protocol, except that a request whose params do not match the method's type gets
-    an ``InvalidParams`` error response (pygls would log it and leave the client waiting)."""
+    """pygls' protocol with two repairs:
+
+    * a request whose params do not match the method's type gets an ``InvalidParams`` error
+      response (pygls 2.1 logs it and leaves the client waiting);
+    * the future of a handled notification is forgotten once done (pygls 2.1 keeps every
+      notification's future in ``_request_futures`` when its handler is a generator, as the
+      built-in didOpen/didChange/didClose are, or a coroutine: about 2.5 KB per edit, forever).
+    """
+
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        def forget_then(future, _callback=callback):
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+            _callback(future)
+
+        return super()._execute_handler(msg_id, handler, forget_then, args, kwargs)
 
     def structure_message(self, data):
         try:
