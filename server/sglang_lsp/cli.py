@@ -47,12 +47,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="check files or directories")
     c.add_argument("paths", nargs="*", default=["."], help="files or directories; '-' reads standard input")
-    c.add_argument("--format", choices=["text", "concise", "json"], default="text")
+    c.add_argument("--format", choices=["text", "concise", "json", "sarif", "github", "junit", "gitlab"], default="text")
     c.add_argument("--gpu", help="target GPU profile (e.g. H100, B200, MI355X)")
     c.add_argument("--sglang-version", help=f"target sglang release (default {DEFAULT_SGLANG_VERSION})")
     c.add_argument("--select", type=_codes, default=(), help="only these codes or prefixes (comma-separated)")
     c.add_argument("--ignore", type=_codes, default=(), help="skip these codes or prefixes (comma-separated)")
     c.add_argument("--stdin-filename", help="path to report (and detect the kind from) when reading '-'")
+    c.add_argument("--fix", action="store_true", help="apply safe fixes to the files (rewritten atomically)")
+    c.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, also apply unsafe fixes")
+    c.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    c.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
+    c.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    c.add_argument("--fail-on", choices=["error", "warning", "info"], default="error",
+                   help="lowest severity that makes the exit code 1 (default: error)")
+    c.add_argument("-q", "--quiet", action="store_true", help="no summary or progress messages on standard error")
 
     r = sub.add_parser("rule", help="print a rule's documentation")
     r.add_argument("code")
@@ -153,11 +161,29 @@ def _run_check(args: argparse.Namespace) -> int:
             print(f"sglang-lsp: error: {given}: no such file or directory", file=sys.stderr)
             problems += 1
 
+    fixing = args.fix or args.diff
+    if args.fix and not args.diff and any(d is not None for _, d, _ in targets):
+        print("sglang-lsp: error: --fix cannot rewrite standard input; use --diff", file=sys.stderr)
+        return 2
     locs = []
     seen: set[tuple] = set()
     files_checked = 0
+    checked_paths: list[str] = []
     internal = False
+    fixed_count = 0
+    diffs = 0
     for display, data, explicit in targets:
+        snap = None
+        if data is None and fixing:
+            from .writing import WriteError, read_snapshot
+
+            try:
+                snap = read_snapshot(display)
+            except WriteError as exc:
+                print(f"sglang-lsp: error: {exc}", file=sys.stderr)
+                problems += 1
+                continue
+            data = snap.data
         if data is None:
             try:
                 data = Path(display).read_bytes()
@@ -173,7 +199,14 @@ def _run_check(args: argparse.Namespace) -> int:
                 continue
             language = "shell"
         files_checked += 1
-        result = check_document(Document(text, kind_path, language), options)
+        checked_paths.append(display)
+        if fixing:
+            result, n, changed, failed = _fix_one(args, display, data, snap, Document(text, kind_path, language), options)
+            fixed_count += n
+            diffs += changed
+            problems += failed
+        else:
+            result = check_document(Document(text, kind_path, language), options)
         for err in result.errors:
             print(f"sglang-lsp: {display}: {err}", file=sys.stderr)
             internal = True
@@ -185,20 +218,91 @@ def _run_check(args: argparse.Namespace) -> int:
                 seen.add(key)
                 locs.append(loc)
 
+    if args.diff:
+        if not args.quiet:
+            print(f"{fixed_count} fix{'es' if fixed_count != 1 else ''} would be applied "
+                  f"({diffs} file{'s' if diffs != 1 else ''}).", file=sys.stderr)
+        return 2 if problems or internal else (1 if diffs and not args.exit_zero else 0)
+    if args.fix and not args.quiet:
+        print(f"Fixed {fixed_count} problem{'s' if fixed_count != 1 else ''}.", file=sys.stderr)
+    if args.statistics:
+        _print_statistics(locs, sys.stdout if args.format in ("text", "concise") else sys.stderr)
     if args.format == "json":
         print(render_json(locs, files_checked, args.sglang_version))
+    elif args.format in ("sarif", "github", "junit", "gitlab"):
+        from . import formats
+
+        rendered = {"sarif": lambda: formats.render_sarif(locs), "github": lambda: formats.render_github(locs),
+                    "junit": lambda: formats.render_junit(locs, checked_paths),
+                    "gitlab": lambda: formats.render_gitlab(locs)}[args.format]()
+        if rendered:
+            print(rendered)
+    elif args.statistics:
+        pass
     else:
         text = render_text(locs, concise=args.format == "concise")
         if text:
             print(text.rstrip("\n") + ("\n" if args.format == "text" else ""))
         counts = {s: sum(1 for l in locs if l.finding.severity == s) for s in Severity}
-        if args.format == "text":
+        if args.format == "text" and not args.quiet:
             summary = ", ".join(f"{n} {s.value}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
             print(f"Checked {files_checked} file{'s' if files_checked != 1 else ''}: {summary or 'no problems'}.",
                   file=sys.stderr)
     if problems or internal:
         return 2
-    return 1 if any(l.finding.severity == Severity.ERROR for l in locs) else 0
+    if args.exit_zero:
+        return 0
+    threshold = Severity(args.fail_on).rank
+    return 1 if any(l.finding.severity.rank >= threshold for l in locs) else 0
+
+
+def _print_statistics(locs, stream) -> None:
+    from collections import Counter
+
+    from . import rules
+
+    counts = Counter(l.finding.code for l in locs)
+    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        rule = rules.registry().get(code)
+        print(f"{n:>5}  {code}  {rule.name if rule else ''}", file=stream)
+
+
+def _fix_one(args, display, data, snap, doc, options):
+    """Fix one file (or print its diff): (result to report, fixes applied, file changed, failures)."""
+    import difflib
+
+    from .fixes import fix_document
+    from .writing import WriteError, encode_like, write_bytes
+
+    outcome = fix_document(doc, options, unsafe=args.unsafe_fixes)
+    for r in outcome.rejected:
+        print(f"sglang-lsp: {display}: fix not applied: {r.title} ({r.code}): {r.reason}", file=sys.stderr)
+    if not args.quiet:
+        for r in outcome.skipped:
+            print(f"sglang-lsp: {display}: fix not applied: {r.title} ({r.code}): {r.reason}", file=sys.stderr)
+    if not outcome.changed:
+        return outcome.result, 0, 0, 0
+    if snap is not None:
+        new = encode_like(outcome.text, snap)
+    else:  # standard input (--diff only): keep a BOM the input had
+        new = (b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b"") + outcome.text.encode("utf-8", "surrogateescape")
+    if args.diff:
+        import re
+
+        def lines(raw: bytes) -> list[str]:  # split at \n only (str.splitlines also splits at \f, \x1c …)
+            return re.findall(r"[^\n]*\n|[^\n]+\Z", raw.decode("utf-8", "surrogateescape"))
+
+        diff = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                       for line in difflib.unified_diff(lines(data), lines(new), f"a/{display}", f"b/{display}"))
+        sys.stdout.buffer.write(diff.encode("utf-8", "surrogateescape"))
+        sys.stdout.flush()
+        return outcome.result, len(outcome.applied), 1, 0
+    try:
+        write_bytes(snap, new)
+    except WriteError as exc:
+        print(f"sglang-lsp: error: {exc}", file=sys.stderr)
+        return check_document(doc, options), 0, 0, 1
+    return outcome.result, len(outcome.applied), 1, 0
 
 
 def _run_rule(code: str) -> int:
