@@ -130,12 +130,7 @@ def _check_shell(doc: Document, cat: Catalog, result: Result, old_tree: Any = No
         if inv.kind != "server":
             continue
         _check_invocation(inv, cat, result)
-    # a `\ ` at a line end also shows up as a stray " " argument: report it once, as SGL012
-    escaped = [f.span for f in result.findings if f.code == "SGL012"]
-    result.findings = [
-        f for f in result.findings
-        if not (f.code == "SGL013" and any(f.span.start <= s.start and s.end <= f.span.end for s in escaped))
-    ]
+    result.findings = _without_echoes(result.findings)
 
 
 def _program_span(inv: Invocation) -> Span:
@@ -265,6 +260,22 @@ def _load_config(path_word: Word, inv: Invocation, cat: Catalog, result: Result)
     return cfg.words if cfg.is_mapping else None
 
 
+def _without_echoes(findings: list[Finding]) -> list[Finding]:
+    """Each problem once: a line end escaped with `\\ ` (SGL012) or folded in YAML (SGL024) also
+    shows up as a stray argument (SGL013), and a config in a ConfigMap is checked on its own and
+    again merged into its launch."""
+    escaped = [f.span for f in findings if f.code in ("SGL012", "SGL024")]
+    seen: set[tuple] = set()
+    kept = []
+    for f in findings:
+        key = (f.code, f.span, f.message)
+        if key in seen or (f.code == "SGL013" and any(f.span.start <= s.start and s.end <= f.span.end for s in escaped)):
+            continue
+        seen.add(key)
+        kept.append(f)
+    return kept
+
+
 def _check_yaml(doc: Document, cat: Catalog, result: Result) -> None:
     """Launches in a YAML file (Kubernetes, compose, shell in YAML; see :mod:`.yaml_extract`) and
     sglang ``--config`` mappings in it, each checked like the shell path checks its own."""
@@ -283,15 +294,4 @@ def _check_yaml(doc: Document, cat: Catalog, result: Result) -> None:
     for inv in scan.invocations:
         if inv.kind == "server":
             _check_invocation(inv, cat, result, scan.config_refs)
-    # a config in a ConfigMap is checked on its own and again merged into its launch: report once;
-    # a folded or escaped line end also shows up as a stray argument: report it once (SGL012/SGL024)
-    escaped = [f.span for f in result.findings if f.code in ("SGL012", "SGL024")]
-    seen: set[tuple] = set()
-    kept = []
-    for f in result.findings:
-        key = (f.code, f.span, f.message)
-        if key in seen or (f.code == "SGL013" and any(f.span.start <= s.start and s.end <= f.span.end for s in escaped)):
-            continue
-        seen.add(key)
-        kept.append(f)
-    result.findings = kept
+    result.findings = _without_echoes(result.findings)
