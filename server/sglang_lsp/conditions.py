@@ -231,28 +231,6 @@ def _truth(v: Any) -> Any:
     return v not in (None, 0, "", [], {})
 
 
-def _and(vals) -> Any:
-    unknown = False
-    for v in vals:
-        t = _truth(v())
-        if t is False:
-            return False
-        if t is UNKNOWN:
-            unknown = True
-    return UNKNOWN if unknown else True
-
-
-def _or(vals) -> Any:
-    unknown = False
-    for v in vals:
-        t = _truth(v())
-        if t is True:
-            return True
-        if t is UNKNOWN:
-            unknown = True
-    return UNKNOWN if unknown else False
-
-
 def _norm_eq(v: Any) -> Any:
     # argparse values are already typed; compare strings case-sensitively like sglang does
     return v
@@ -435,10 +413,24 @@ def _eval(node, r: Resolver) -> Any:
     if kind == "not":
         t = _truth(_eval(node[1], r))
         return UNKNOWN if t is UNKNOWN else not t
-    if kind == "and":
-        return _and(lambda x=x: _eval(x, r) for x in node[1])
-    if kind == "or":
-        return _or(lambda x=x: _eval(x, r) for x in node[1])
+    if kind == "and":  # Kleene: FALSE wins, else UNKNOWN if any, else TRUE
+        unknown = False
+        for x in node[1]:
+            t = _truth(_eval(x, r))
+            if t is False:
+                return False
+            if t is UNKNOWN:
+                unknown = True
+        return UNKNOWN if unknown else True
+    if kind == "or":  # Kleene: TRUE wins, else UNKNOWN if any, else FALSE
+        unknown = False
+        for x in node[1]:
+            t = _truth(_eval(x, r))
+            if t is True:
+                return True
+            if t is UNKNOWN:
+                unknown = True
+        return UNKNOWN if unknown else False
     if kind == "cmp":
         return _cmp(node[1], _eval(node[2], r), _eval(node[3], r))
     if kind == "arith":
