@@ -54,6 +54,12 @@ class Option:
         )
 
     @property
+    def config_keys(self) -> frozenset[str]:
+        """The ``--config`` YAML keys (dashes as underscores) sglang maps to this option: its
+        dest and every long spelling."""
+        return frozenset({self.dest} | {s[2:].replace("-", "_") for s in self.option_strings if s.startswith("--")})
+
+    @property
     def spelled(self) -> str:
         return "/".join(self.option_strings)
 
@@ -121,8 +127,7 @@ class Catalog:
     def _config_key_map(self) -> dict[str, Option]:
         out: dict[str, Option] = {}
         for opt in self.options:
-            keys = {opt.dest} | {s[2:].replace("-", "_") for s in opt.option_strings if s.startswith("--")}
-            for k in keys:
+            for k in opt.config_keys:
                 # a key a config-capable option also reads stays usable (shared dests)
                 if k not in out or (opt.config and not out[k].config):
                     out[k] = opt

@@ -413,24 +413,18 @@ def _eval(node, r: Resolver) -> Any:
     if kind == "not":
         t = _truth(_eval(node[1], r))
         return UNKNOWN if t is UNKNOWN else not t
-    if kind == "and":  # Kleene: FALSE wins, else UNKNOWN if any, else TRUE
+    if kind in ("and", "or"):
+        # Kleene logic: the deciding value (FALSE for and, TRUE for or) wins at once; otherwise
+        # any UNKNOWN operand makes the result UNKNOWN
+        deciding = kind == "or"
         unknown = False
         for x in node[1]:
             t = _truth(_eval(x, r))
-            if t is False:
-                return False
+            if t is deciding:
+                return deciding
             if t is UNKNOWN:
                 unknown = True
-        return UNKNOWN if unknown else True
-    if kind == "or":  # Kleene: TRUE wins, else UNKNOWN if any, else FALSE
-        unknown = False
-        for x in node[1]:
-            t = _truth(_eval(x, r))
-            if t is True:
-                return True
-            if t is UNKNOWN:
-                unknown = True
-        return UNKNOWN if unknown else False
+        return UNKNOWN if unknown else not deciding
     if kind == "cmp":
         return _cmp(node[1], _eval(node[2], r), _eval(node[3], r))
     if kind == "arith":

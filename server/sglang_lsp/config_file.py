@@ -133,7 +133,7 @@ def read_config(text: str, path: str, cat: Catalog) -> ConfigFile:
         if not known:
             cfg.words += [flag_word, Word(None, vspan, None, None, "", "config", key)]
             continue
-        store_true = opt is not None and opt.action == "store_true" and key.replace("-", "_") in _keys(opt)
+        store_true = opt is not None and opt.action == "store_true" and key.replace("-", "_") in opt.config_keys
         if isinstance(value, bool):
             if store_true:
                 if value:
@@ -152,10 +152,6 @@ def read_config(text: str, path: str, cat: Catalog) -> ConfigFile:
             spans = sc.spans if sc is not None and sc.text == text_value and len(sc.spans) == len(text_value) else None
             cfg.words += [flag_word, Word(text_value, vspan, spans, None, "", "config", key)]
     return cfg
-
-
-def _keys(opt) -> set[str]:
-    return {opt.dest} | {s[2:].replace("-", "_") for s in opt.option_strings if s.startswith("--")}
 
 
 def _key_chars(key: str, span: Span) -> list[tuple[int, int]]:
