@@ -101,18 +101,30 @@ def _base(word: Word) -> str | None:
     return None if word.text is None else word.text.rsplit("/", 1)[-1]
 
 
+def may_start_launch(word: Word) -> bool:
+    """Whether a command named ``word`` can be a launch (the launcher, a shell or a wrapper);
+    lets extraction skip expanding the other words of every unrelated command."""
+    first = _base(word)
+    return first is not None and (first in WRAPPERS or first in SHELLS or first == "sglang" or bool(_PYTHON.match(first)))
+
+
+_LAUNCH_HINT = re.compile(rb"sglang|[$`]")
+_QUOTING = re.compile(rb"[\\\"']")
+
+
+def may_contain_launch(data: bytes) -> bool:
+    """False only when the source text of a command cannot denote an sglang launch: no
+    ``sglang`` once quotes and backslashes are dropped, and no expansion that could supply it."""
+    return _LAUNCH_HINT.search(data) is not None or b"sglang" in _QUOTING.sub(b"", data)
+
+
 def match_launch(words: list[Word]) -> LaunchMatch | None:
     """Find where sglang (or a nested ``sh -c`` script) starts in a command's words.
 
     Only commands whose name is the launcher itself, a shell, or a known wrapper are
     considered, so ``echo python -m sglang.launch_server`` is not a launch.
     """
-    if not words:
-        return None
-    first = _base(words[0])
-    if first is None:
-        return None
-    if not (first in WRAPPERS or first in SHELLS or first == "sglang" or _PYTHON.match(first)):
+    if not words or not may_start_launch(words[0]):
         return None
     for i, word in enumerate(words):
         base = _base(word)

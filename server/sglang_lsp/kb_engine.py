@@ -743,14 +743,17 @@ def evaluate(parsed: ParsedArgs, ctx: Context, inv: Invocation | None = None, *,
     """The knowledge-base findings for one resolved launch."""
     resolver = LaunchResolver(parsed, ctx, declared_model)
     version = ctx.sglang_version or parsed.catalog.sglang_version
+    rules = rules if rules is not None else kb_rules()
+    plan = _plan(rules)
+    vector = plan.inputs(resolver)
     out: list[Finding] = []
-    for rule in rules if rules is not None else kb_rules():
+    for rule, slots in zip(rules, plan.slots):
         if not rule.applies_to(version):
             continue
         if rule.skip_for_dummy_model and ctx.model_dummy:
             continue
         try:
-            verdict = rule.condition.evaluate(resolver)
+            verdict = _verdict(rule, slots, vector, resolver)
         except conditions.ConditionError:
             log.exception("rule %s has a bad condition", rule.code)
             continue
@@ -761,6 +764,116 @@ def evaluate(parsed: ParsedArgs, ctx: Context, inv: Invocation | None = None, *,
             continue
         out.append(_finding(rule, parsed, resolver, inv, anchor, text_of))
     return out
+
+
+# A condition is a pure function of the values of the names it reads (and of given() for the
+# flags it asks about), so its verdict is memoised on those inputs: launches of one file, of
+# a directory of similar scripts, and every re-check of an edited buffer share most of them.
+_VERDICTS: dict[tuple, Any] = {}
+_VERDICTS_MAX = 1 << 16
+_UNHASHABLE = object()
+
+
+_READS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _reads(condition: conditions.Condition) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(names whose values the condition reads, names it asks ``given()`` about)."""
+    try:
+        return _READS[condition.source]
+    except KeyError:
+        pass
+    given: set[str] = set()
+
+    def walk(n) -> None:
+        if n[0] == "call":
+            if n[1] == "given" and n[2] and n[2][0][0] == "name":
+                given.add(n[2][0][1])
+            for x in n[2]:
+                walk(x)
+        elif n[0] in ("list", "and", "or"):
+            for x in n[1]:
+                walk(x)
+        elif n[0] in ("not", "neg"):
+            walk(n[1])
+        elif n[0] in ("cmp", "arith"):
+            walk(n[2])
+            walk(n[3])
+
+    walk(condition.tree)
+    reads = _READS[condition.source] = (tuple(sorted(condition.names())), tuple(sorted(given)))
+    return reads
+
+
+def _freeze(v: Any) -> Any:
+    """A hashable, type-exact stand-in for a value (``1``, ``1.0`` and ``True`` stay apart)."""
+    if v is None or v is UNKNOWN:
+        return v
+    if isinstance(v, (list, tuple)):
+        return (list, tuple(_freeze(x) for x in v))
+    if isinstance(v, dict):
+        return (dict, tuple(sorted((str(k), _freeze(x)) for k, x in v.items())))
+    try:
+        hash(v)
+    except TypeError:
+        return _UNHASHABLE
+    return (v.__class__, v)
+
+
+class _Plan:
+    """For a set of rules: every name they read, in one order, and for each rule the positions
+    of its inputs in that order."""
+
+    def __init__(self, rules: tuple[KbRule, ...]):
+        names: dict[str, int] = {}
+        given: dict[str, int] = {}
+        per_rule: list[tuple[int, ...]] = []
+        for rule in rules:
+            n, g = _reads(rule.condition)
+            per_rule.append(tuple(names.setdefault(x, len(names)) for x in n)
+                            + tuple(-1 - given.setdefault(x, len(given)) for x in g))
+        self.names = tuple(names)
+        self.given = tuple(given)
+        offset = len(self.names)
+        self.slots = tuple(tuple(i if i >= 0 else offset + (-1 - i) for i in idx) for idx in per_rule)
+
+    def inputs(self, resolver: "LaunchResolver") -> tuple:
+        def one(fn, name):
+            try:
+                return _freeze(fn(name))
+            except conditions.ConditionError:
+                return _UNHASHABLE  # evaluated directly, where the error is reported if reached
+
+        return tuple([one(resolver.value, n) for n in self.names] + [one(resolver.given, n) for n in self.given])
+
+
+_PLANS: dict[tuple[str, ...], _Plan] = {}
+
+
+def _plan(rules: tuple[KbRule, ...]) -> _Plan:
+    key = tuple(r.condition.source for r in rules)
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) > 64:
+            _PLANS.clear()
+        plan = _PLANS[key] = _Plan(rules)
+    return plan
+
+
+def _verdict(rule: KbRule, slots: tuple[int, ...], vector: tuple, resolver: "LaunchResolver") -> Any:
+    key = tuple([vector[i] for i in slots])
+    if _UNHASHABLE in key:
+        return rule.condition.evaluate(resolver)
+    memo_key = (rule.condition.source, key)  # the source determines the parsed tree
+    try:
+        return _VERDICTS[memo_key]
+    except KeyError:
+        pass
+    verdict = rule.condition.evaluate(resolver)
+    if len(_VERDICTS) >= _VERDICTS_MAX:
+        _VERDICTS.clear()
+    _VERDICTS[memo_key] = verdict
+    return verdict
 
 
 def _use_of(parsed: ParsedArgs, flag: str) -> FlagUse | None:

@@ -15,7 +15,7 @@ import tree_sitter as ts
 
 from . import queries
 from .findings import Span
-from .invocation import Invocation, Word, match_launch
+from .invocation import Invocation, Word, match_launch, may_contain_launch, may_start_launch
 
 MAX_NESTING = 4
 MAX_VAR_DEPTH = 8
@@ -596,9 +596,14 @@ def extract(source: Source, base_dir: str | None = None, depth: int = 0,
     for _, caps in sorted(queries.matches("bash", "commands", root), key=lambda m: m[1]["command"][0].start_byte):
         cmd = caps["command"][0]
         name = caps["command.name"][0]
-        args = sorted(caps.get("command.argument", []), key=lambda n: n.start_byte)
+        if not may_contain_launch(source.data[cmd.start_byte : cmd.end_byte]):
+            continue
         open_flag = [False]
-        words = _command_words(scope, [name.named_children[0] if name.named_children else name] + list(args), open_flag)
+        words = _command_words(scope, [name.named_children[0] if name.named_children else name], open_flag)
+        if not words or not may_start_launch(words[0]):
+            continue  # an unrelated command: its arguments are never expanded
+        args = sorted(caps.get("command.argument", []), key=lambda n: n.start_byte)
+        words += _command_words(scope, args, open_flag)
         match = match_launch(words)
         if match is None:
             continue
