@@ -66,7 +66,7 @@ def _used_captures(text: str) -> set[str]:
 
 def test_there_are_queries():
     assert QUERY_IDS, f"no .scm files under {queries.queries_dir()}"
-    assert "bash/commands" in QUERY_IDS
+    assert "bash/script" in QUERY_IDS
 
 
 @pytest.mark.parametrize("path", QUERY_FILES, ids=QUERY_IDS)
@@ -181,7 +181,7 @@ def test_parse_assertions_reads_columns():
 
 # queries whose caret fixture must exist; a query outside this set without a fixture is
 # reported as skipped (add it here once its fixture is written)
-REQUIRED_FIXTURES = {"bash/commands", "bash/assignments", "bash/comments"}
+REQUIRED_FIXTURES = {"bash/script", "bash/comments"}
 
 
 @pytest.mark.parametrize("path", QUERY_FILES, ids=QUERY_IDS)

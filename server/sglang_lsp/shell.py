@@ -173,15 +173,14 @@ def _field_of(parent: ts.Node, child: ts.Node) -> str | None:
 class Scope:
     """Every assignment in one parsed source, and how to evaluate a variable at a node."""
 
-    def __init__(self, source: Source, root: ts.Node, outer_env: dict[str, Word | None] | None = None):
+    def __init__(self, source: Source, pass_: "_Pass", outer_env: dict[str, Word | None] | None = None):
         self.source = source
         self.assignments: dict[str, list[_Assignment]] = {}
         self.clobbers: dict[str, list[ts.Node]] = {}
         self.clobber_all: list[ts.Node] = []
         self.outer_env = outer_env or {}
-        caps = queries.captures("bash", "assignments", root)
-        # QueryCursor.captures() does not promise document order; the resolution below relies on it
-        for node in sorted(caps.get("assignment", []), key=lambda n: n.start_byte):
+        data = source.data
+        for node in pass_.assignments:
             name_node = node.child_by_field_name("name")
             if name_node is None:
                 continue
@@ -189,13 +188,12 @@ class Scope:
                 continue  # `X=1 cmd` sets X for cmd's environment only
             value = node.child_by_field_name("value")
             op = next((c.type for c in node.children if c.type in ("=", "+=")), "=")
-            name = source.data[name_node.start_byte : name_node.end_byte].decode("utf-8", "surrogateescape")
+            name = self._text(name_node)
             if name_node.type == "subscript":
                 # ARR[3]=x: the array can no longer be known
                 base = name_node.child_by_field_name("name")
                 if base is not None:
-                    bname = source.data[base.start_byte : base.end_byte].decode("utf-8", "surrogateescape")
-                    self.clobbers.setdefault(bname, []).append(node)
+                    self.clobbers.setdefault(self._text(base), []).append(node)
                 continue
             exported = node.parent is not None and node.parent.type == "declaration_command" and (
                 node.parent.children[0].type == "export"
@@ -204,9 +202,18 @@ class Scope:
             self.assignments.setdefault(name, []).append(
                 _Assignment(name, node, value, op == "+=", value is not None and value.type == "array", exported)
             )
-        for node in caps.get("clobber.name", []):
+        for node in pass_.for_variables:
             self.clobbers.setdefault(self._text(node), []).append(node)
-        self.clobber_all = list(caps.get("clobber.all", []))
+        for cmd, name in pass_.commands:
+            if name.end_byte - name.start_byte > 6 or name.named_child_count != 1 or name.named_children[0].type != "word":
+                continue
+            word = data[name.start_byte : name.end_byte]
+            if word == b"read":  # `read X Y`: X and Y get values from standard input
+                for arg in cmd.children_by_field_name("argument"):
+                    if arg.type == "word":
+                        self.clobbers.setdefault(self._text(arg), []).append(arg)
+            elif word in (b"source", b".", b"eval"):  # any variable may change
+                self.clobber_all.append(cmd)
 
     def _text(self, node: ts.Node) -> str:
         return self.source.data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
@@ -531,6 +538,25 @@ def _quote_of(node: ts.Node) -> str | None:
 # Extraction
 
 
+class _Pass:
+    """The captures of ``bash/script.scm`` over one tree, each kind in document order
+    (``QueryCursor`` does not promise it; variable resolution relies on it)."""
+
+    def __init__(self, root: ts.Node):
+        self.commands: list[tuple[ts.Node, ts.Node]] = []
+        self.assignments: list[ts.Node] = []
+        self.for_variables: list[ts.Node] = []
+        for _, caps in queries.matches("bash", "script", root):
+            if "command" in caps:
+                self.commands.append((caps["command"][0], caps["command.name"][0]))
+            elif "assignment" in caps:
+                self.assignments.append(caps["assignment"][0])
+            elif "clobber.name" in caps:
+                self.for_variables.append(caps["clobber.name"][0])
+        self.commands.sort(key=lambda c: c[0].start_byte)
+        self.assignments.sort(key=lambda n: n.start_byte)
+
+
 @dataclass
 class ShellScript:
     """What one shell source yields: launches, plus what later checks need to see."""
@@ -590,24 +616,21 @@ def extract(source: Source, base_dir: str | None = None, depth: int = 0,
     ``source.data`` (the language server passes it so tree-sitter re-parses incrementally)."""
     bash = queries.parser("bash")
     tree = bash.parse(source.data, old_tree) if old_tree is not None else bash.parse(source.data)
-    root = tree.root_node
-    scope = Scope(source, root, outer_env)
+    pass_ = _Pass(tree.root_node)
+    scope = Scope(source, pass_, outer_env)
     invocations: list[Invocation] = []
-    for _, caps in sorted(queries.matches("bash", "commands", root), key=lambda m: m[1]["command"][0].start_byte):
-        cmd = caps["command"][0]
-        name = caps["command.name"][0]
+    for cmd, name in pass_.commands:
         if not may_contain_launch(source.data[cmd.start_byte : cmd.end_byte]):
             continue
         open_flag = [False]
         words = _command_words(scope, [name.named_children[0] if name.named_children else name], open_flag)
         if not words or not may_start_launch(words[0]):
             continue  # an unrelated command: its arguments are never expanded
-        args = sorted(caps.get("command.argument", []), key=lambda n: n.start_byte)
-        words += _command_words(scope, args, open_flag)
+        words += _command_words(scope, cmd.children_by_field_name("argument"), open_flag)
         match = match_launch(words)
         if match is None:
             continue
-        env = _env_of(scope, caps.get("command.env", []))
+        env = _env_of(scope, [c for c in cmd.children if c.type == "variable_assignment"])
         for i in range(match.start):  # `env A=B python …`
             t = words[i].text
             if t and "=" in t and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", t):
