@@ -378,16 +378,16 @@ def find_model_dir(model_path: str, base_dirs: list[str], hf_caches: list[Path] 
 
 
 def _find_model_dir(model_path: str, base_dirs: list[str], hf_caches: list[Path] | None) -> str | None:
-    p = Path(os.path.expanduser(model_path))
-    candidates: list[Path] = []
-    if p.is_absolute():
-        candidates.append(p)
-    else:
-        candidates += [Path(b) / p for b in base_dirs if b]
+    # os.path rather than pathlib: this runs for every launch of every checked file
+    expanded = os.path.expanduser(model_path)
+    if "\0" in expanded:
+        return None
+    absolute = os.path.isabs(expanded)
+    candidates = [expanded] if absolute else [os.path.join(b, expanded) for b in base_dirs if b]
     for c in candidates:
-        if (c / "config.json").is_file() or (c / "adapter_config.json").is_file():
-            return str(c)
-    if _REPO_ID.match(model_path) and not p.is_absolute():
+        if os.path.isfile(os.path.join(c, "config.json")) or os.path.isfile(os.path.join(c, "adapter_config.json")):
+            return str(Path(c))
+    if _REPO_ID.match(model_path) and not absolute:
         for cache in (hf_caches if hf_caches is not None else hf_cache_dirs()):
             snaps = cache / ("models--" + model_path.replace("/", "--")) / "snapshots"
             if not snaps.is_dir():
@@ -455,14 +455,29 @@ def exported_env(data: bytes, before: int, tree=None) -> dict[str, str | None]:
     """Variables a shell script exports at its top level before byte ``before``
     (``export NAME=value``): the literal value, or ``None`` when it cannot be known (an
     expansion, or an export inside a function, loop or condition is not taken into account)."""
+    out: dict[str, str | None] = {}
+    for start, key, value in _top_level_exports(data, tree):
+        if start >= before:
+            break
+        out[key] = value
+    return out
+
+
+_EXPORTS_CACHE: list = [None, None, None]  # [data, tree, exports]: the file being checked
+
+
+def _top_level_exports(data: bytes, tree=None) -> list[tuple[int, str, str | None]]:
+    """Every top-level ``export NAME=value`` of a script in order, read once per checked text
+    (each launch of the file asks for the exports before it)."""
+    cached_data, cached_tree, exports = _EXPORTS_CACHE
+    if cached_data is data and (tree is None or cached_tree is tree):
+        return exports
     if tree is None:
         from .queries import parser
 
         tree = parser("bash").parse(data)
-    out: dict[str, str | None] = {}
+    exports = []
     for node in tree.root_node.named_children:
-        if node.start_byte >= before:
-            break
         if node.type != "declaration_command" or not node.children or node.children[0].type != "export":
             continue
         for child in node.named_children:
@@ -473,8 +488,9 @@ def exported_env(data: bytes, before: int, tree=None) -> dict[str, str | None]:
             if name is None:
                 continue
             key = data[name.start_byte:name.end_byte].decode("utf-8", "surrogateescape")
-            out[key] = _literal(data, value)
-    return out
+            exports.append((node.start_byte, key, _literal(data, value)))
+    _EXPORTS_CACHE[:] = [data, tree, exports]
+    return exports
 
 
 def _literal(data: bytes, node) -> str | None:

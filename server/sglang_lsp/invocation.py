@@ -10,16 +10,54 @@ word expanded from a variable defined elsewhere) each get their own exact range.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .findings import Span
+
+
+class CharRun(Sequence):
+    """The ``char_spans`` of a word whose characters are consecutive one-byte characters of
+    the source: ``(start + i, start + i + 1)`` for character ``i``, without a list per word."""
+
+    __slots__ = ("start", "n")
+
+    def __init__(self, start: int, n: int):
+        self.start = start
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            a, b, step = i.indices(self.n)
+            if step != 1:
+                return [self[k] for k in range(a, b, step)]
+            return CharRun(self.start + a, max(0, b - a))
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError("character index out of range")
+        return (self.start + i, self.start + i + 1)
+
+    def __iter__(self):
+        return ((s, s + 1) for s in range(self.start, self.start + self.n))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, CharRun):
+            return (self.start, self.n) == (other.start, other.n) or self.n == other.n == 0
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"CharRun({self.start}, {self.n})"
 
 
 @dataclass
 class Word:
     text: str | None
     span: Span
-    char_spans: list[tuple[int, int]] | None = None
+    char_spans: Sequence[tuple[int, int]] | None = None  # a list, or a CharRun
     quote: str | None = None  # the quoting of the source word: None, "'" or '"'
     known_prefix: str = ""  # literal start of an unknown word, e.g. "--tp=" for --tp=$TP
     origin: str = "shell"  # shell | array | variable | yaml | config
@@ -104,8 +142,13 @@ def _base(word: Word) -> str | None:
 def may_start_launch(word: Word) -> bool:
     """Whether a command named ``word`` can be a launch (the launcher, a shell or a wrapper);
     lets extraction skip expanding the other words of every unrelated command."""
-    first = _base(word)
-    return first is not None and (first in WRAPPERS or first in SHELLS or first == "sglang" or bool(_PYTHON.match(first)))
+    return word.text is not None and may_be_launcher(word.text)
+
+
+def may_be_launcher(name: str) -> bool:
+    """Whether a command name (``/opt/venv/bin/python3``, ``nohup``, ``bash`` …) is one."""
+    base = name.rsplit("/", 1)[-1]
+    return base in WRAPPERS or base in SHELLS or base == "sglang" or bool(_PYTHON.match(base))
 
 
 _LAUNCH_HINT = re.compile(rb"sglang|[$`]")

@@ -746,24 +746,32 @@ def evaluate(parsed: ParsedArgs, ctx: Context, inv: Invocation | None = None, *,
     rules = rules if rules is not None else kb_rules()
     plan = _plan(rules)
     vector = plan.inputs(resolver)
-    out: list[Finding] = []
-    for rule, slots in zip(rules, plan.slots):
-        if not rule.applies_to(version):
-            continue
-        if rule.skip_for_dummy_model and ctx.model_dummy:
-            continue
-        try:
-            verdict = _verdict(rule, slots, vector, resolver)
-        except conditions.ConditionError:
-            log.exception("rule %s has a bad condition", rule.code)
-            continue
-        except Exception:  # pragma: no cover - one broken rule must not stop the others
-            log.exception("rule %s failed", rule.code)
-            continue
-        if verdict is not True:
-            continue
-        out.append(_finding(rule, parsed, resolver, inv, anchor, text_of))
-    return out
+    # the same inputs give the same verdicts: a re-checked launch costs one lookup
+    launch_key = (version, bool(ctx.model_dummy), vector) if _UNHASHABLE not in vector else None
+    fired = plan.fired.get(launch_key) if launch_key is not None else None
+    if fired is None:
+        fired = tuple(i for i, (rule, slots) in enumerate(zip(rules, plan.slots))
+                      if _fires(rule, slots, vector, resolver, version, ctx))
+        if launch_key is not None:
+            if len(plan.fired) >= _VERDICTS_MAX:
+                plan.fired.clear()
+            plan.fired[launch_key] = fired
+    return [_finding(rules[i], parsed, resolver, inv, anchor, text_of) for i in fired]
+
+
+def _fires(rule: KbRule, slots: tuple[int, ...], vector: tuple, resolver: "LaunchResolver", version: str,
+           ctx: Context) -> bool:
+    if not rule.applies_to(version):
+        return False
+    if rule.skip_for_dummy_model and ctx.model_dummy:
+        return False
+    try:
+        return _verdict(rule, slots, vector, resolver) is True
+    except conditions.ConditionError:
+        log.exception("rule %s has a bad condition", rule.code)
+    except Exception:  # pragma: no cover - one broken rule must not stop the others
+        log.exception("rule %s failed", rule.code)
+    return False
 
 
 # A condition is a pure function of the values of the names it reads (and of given() for the
@@ -836,6 +844,7 @@ class _Plan:
         self.given = tuple(given)
         offset = len(self.names)
         self.slots = tuple(tuple(i if i >= 0 else offset + (-1 - i) for i in idx) for idx in per_rule)
+        self.fired: dict[tuple, tuple[int, ...]] = {}  # (version, dummy model, inputs) → rules that fire
 
     def inputs(self, resolver: "LaunchResolver") -> tuple:
         def one(fn, name):
@@ -847,16 +856,17 @@ class _Plan:
         return tuple([one(resolver.value, n) for n in self.names] + [one(resolver.given, n) for n in self.given])
 
 
-_PLANS: dict[tuple[str, ...], _Plan] = {}
+_PLANS: dict[int, tuple[tuple[KbRule, ...], _Plan]] = {}
 
 
 def _plan(rules: tuple[KbRule, ...]) -> _Plan:
-    key = tuple(r.condition.source for r in rules)
-    plan = _PLANS.get(key)
-    if plan is None:
-        if len(_PLANS) > 64:
-            _PLANS.clear()
-        plan = _PLANS[key] = _Plan(rules)
+    hit = _PLANS.get(id(rules))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
+    if len(_PLANS) > 64:
+        _PLANS.clear()
+    plan = _Plan(rules)
+    _PLANS[id(rules)] = (rules, plan)  # the rules are kept alive, so their id stays theirs
     return plan
 
 

@@ -15,7 +15,7 @@ import tree_sitter as ts
 
 from . import queries
 from .findings import Span
-from .invocation import Invocation, Word, match_launch, may_contain_launch, may_start_launch
+from .invocation import CharRun, Invocation, Word, match_launch, may_be_launcher, may_contain_launch, may_start_launch
 
 MAX_NESTING = 4
 MAX_VAR_DEPTH = 8
@@ -566,10 +566,37 @@ class ShellScript:
     source: Source
 
 
+def _plain_word(source: Source, arg: ts.Node) -> Word | None:
+    """The fast path for the common argument: an ASCII word, ``'raw string'`` or ``"string"``
+    without escapes or expansions, in the file itself (not an ``sh -c`` string). ``None`` when
+    the general evaluation is needed; both give the same word."""
+    if source._starts is not None:
+        return None
+    t = arg.type
+    a, b = arg.start_byte, arg.end_byte
+    if t == "word":
+        quote = None
+    elif t == "raw_string":
+        quote, a, b = "'", a + 1, b - 1
+    elif t == "string" and arg.named_child_count == 1 and arg.named_children[0].type == "string_content" \
+            and arg.named_children[0].start_byte == a + 1 and arg.named_children[0].end_byte == b - 1:
+        quote, a, b = '"', a + 1, b - 1
+    else:
+        return None
+    raw = source.data[a:b]
+    if b"\\" in raw or not raw.isascii():
+        return None
+    return Word(raw.decode("ascii"), Span(arg.start_byte, arg.end_byte, source.path), CharRun(a, b - a), quote, "", "shell")
+
+
 def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]) -> list[Word]:
     words: list[Word] = []
     for arg in node_args:
         if arg.type in ("file_redirect", "heredoc_redirect", "herestring_redirect", "comment"):
+            continue
+        plain = _plain_word(scope.source, arg)
+        if plain is not None:
+            words.append(plain)
             continue
         span = scope.source.span(arg.start_byte, arg.end_byte)
         pieces = expand_node(scope, arg)
@@ -619,11 +646,17 @@ def extract(source: Source, base_dir: str | None = None, depth: int = 0,
     pass_ = _Pass(tree.root_node)
     scope = Scope(source, pass_, outer_env)
     invocations: list[Invocation] = []
+    data = source.data
     for cmd, name in pass_.commands:
-        if not may_contain_launch(source.data[cmd.start_byte : cmd.end_byte]):
+        name_node = name.named_children[0] if name.named_children else name
+        if name_node.type == "word":
+            raw = data[name_node.start_byte : name_node.end_byte]
+            if b"\\" not in raw and not may_be_launcher(raw.decode("utf-8", "surrogateescape")):
+                continue  # a literal command name that starts no launch (echo, curl, mkdir …)
+        if not may_contain_launch(data[cmd.start_byte : cmd.end_byte]):
             continue
         open_flag = [False]
-        words = _command_words(scope, [name.named_children[0] if name.named_children else name], open_flag)
+        words = _command_words(scope, [name_node], open_flag)
         if not words or not may_start_launch(words[0]):
             continue  # an unrelated command: its arguments are never expanded
         words += _command_words(scope, cmd.children_by_field_name("argument"), open_flag)
