@@ -20,7 +20,7 @@ Latency
     * ``yaml``: a 3,000-line multi-document Kubernetes YAML (Deployments whose containers launch
       sglang, Services, ConfigMaps).
 
-    The server debounces changes (``SGLANG_LSP_DEBOUNCE_MS``, default 15 ms); the latency is
+    The server debounces changes (``SGLANG_LSP_DEBOUNCE_MS``, default 5 ms); the latency is
     measured with the default and with ``--debounce-ms`` (default 0) for comparison.
 
 Memory

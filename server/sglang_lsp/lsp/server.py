@@ -20,7 +20,8 @@ An exception inside a feature is logged and the request answers empty; a request
 cannot be read gets an ``InvalidParams`` error; invalid settings fall back to their defaults
 with a ``window/showMessage``.
 
-Environment: ``SGLANG_LSP_DEBOUNCE_MS`` (default 15) delays the check after a change;
+Environment: ``SGLANG_LSP_DEBOUNCE_MS`` (default 5: keystrokes are further apart, so only
+machine-made bursts such as a multi-cursor edit or a formatter are coalesced) delays the check after a change;
 ``SGLANG_LSP_FAULT_INJECTION=hover,completion,…`` makes those features raise (tests of the
 failure containment only).
 """
@@ -53,7 +54,7 @@ from .settings import SECTION, KNOWN_KEYS, Settings, parse as parse_settings, se
 log = logging.getLogger("sglang_lsp.lsp")
 
 EXPLAIN_COMMAND = "sglang-lsp.explainError"
-DEFAULT_DEBOUNCE_MS = 15.0
+DEFAULT_DEBOUNCE_MS = 5.0
 # Comma-separated feature names that raise on purpose (tests of failure containment only).
 FAULT_ENV = "SGLANG_LSP_FAULT_INJECTION"
 
