@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from .argv import UNKNOWN
 
@@ -38,19 +38,18 @@ class ConditionError(ValueError):
 
 _TOKEN = re.compile(
     r"""\s*(?:
-        (?P<num>\d+\.\d+|\d+)
-      | (?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
-      | (?P<op>==|!=|<=|>=|<|>|\(|\)|\[|\]|,|\.|\+|-|\*|/|%)
-      | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+        (?P<num>\d+(?:\.\d+)?)
+      | (?P<str>"[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*')
+      | (?P<op>[=!<>]=|[<>()\[\],.+\-*/%])
+      | (?P<name>[A-Za-z_]\w*)
     )""",
-    re.VERBOSE,
+    re.VERBOSE | re.ASCII,  # string bodies unrolled, operators as classes: rule loading tokenizes every condition
 )
 
 KEYWORDS = {"and", "or", "not", "in", "matches", "true", "false", "null"}
 
 
-@dataclass(frozen=True)
-class Tok:
+class Tok(NamedTuple):  # a tuple: thousands are made while the rules load
     kind: str  # num | str | op | name | kw | end
     text: str
     pos: int
@@ -59,9 +58,8 @@ class Tok:
 def _tokens(src: str) -> list[Tok]:
     out: list[Tok] = []
     i = 0
-    while i < len(src):
-        if src[i:].strip() == "":
-            break
+    n = len(src.rstrip())
+    while i < n:
         m = _TOKEN.match(src, i)
         if not m or m.end() == i:
             raise ConditionError(f"unexpected character {src[i:].lstrip()[:1]!r} at {i}")
