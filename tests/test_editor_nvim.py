@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 
 import sglang_lsp
+from sglang_lsp.lsp.documents import language_for
 from sglang_lsp.lsp.settings import KNOWN_KEYS, Settings
 from sglang_lsp.lsp.settings import parse as parse_settings
 
@@ -243,6 +244,8 @@ def test_config_is_what_vim_lsp_enable_resolves(default_run, server_bin):
     assert config["root_markers"] == [".git"]
     assert config["language_ids"] == {"sh": "sh", "bash": "bash", "yaml": "yaml",
                                       "yaml.docker-compose": "dockercompose"}
+    for filetype, language_id in config["language_ids"].items():  # ids the server knows, not guessed from paths
+        assert language_for(language_id, None, "") == ("shell" if filetype in ("sh", "bash") else "yaml")
     # the settings section mirrors the server's: every key, each at the server's default
     section = config["settings"]["sglang-lsp"]
     assert set(section) == set(KNOWN_KEYS)
