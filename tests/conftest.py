@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Catalogs a user built (`sglang-lsp catalog build`) take precedence over the bundled ones: the
 # tests (and the servers and CLIs they start) use an empty cache of their own.
-import tempfile  # noqa: E402
+import tempfile
 
 os.environ["SGLANG_LSP_CACHE_DIR"] = tempfile.mkdtemp(prefix="sglang-lsp-test-cache-")
 

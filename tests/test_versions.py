@@ -10,7 +10,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from sglang_lsp import catalog as catalog_mod
 from sglang_lsp import versions
 from sglang_lsp.argv import UNKNOWN, resolve
@@ -99,7 +98,7 @@ def _segments(pred):
 
 
 def test_unknown_default_is_unknown_not_none():
-    flag, seg = next(_segments(lambda s: s.get("default_unknown")))
+    _, seg = next(_segments(lambda s: s.get("default_unknown")))
     cat = catalog_for(seg["until"])
     parsed = resolve(cat, words("--model-path", "m"), anchor=Span(0, 0))
     assert parsed.get(seg["dest"]) is UNKNOWN
@@ -389,7 +388,7 @@ def test_lsp_settings_pick_the_workspace_environment(tmp_path, user_cache):
 @pytest.mark.skipif(not ORACLE_PYTHON.exists(), reason="no sglang venv at /tmp/sglang-oracle-venv (optional)")
 def test_real_installation_builds_the_bundled_facts(user_cache, capsys, monkeypatch):
     monkeypatch.delenv("PYTHONPATH", raising=False)
-    code, out, _ = run(capsys, "catalog", "build", "--python", str(ORACLE_PYTHON))
+    code, _, _ = run(capsys, "catalog", "build", "--python", str(ORACLE_PYTHON))
     assert code == 0
     built = json.loads(next(user_cache.glob("*.json")).read_text())
     bundled = json.loads((catalog_mod.CATALOG_DIR / f"sglang-{built['sglang_version']}.json").read_text()) \

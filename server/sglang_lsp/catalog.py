@@ -214,6 +214,8 @@ def resolve_version(version: str | None) -> str:
 
     if version is None:
         return DEFAULT_SGLANG_VERSION
+    if version in versions.releases():
+        return version
     return versions.normalize(version, tuple(available_versions()) + tuple(user_catalog_versions()))
 
 

@@ -90,7 +90,7 @@ def installed_version(python: str) -> str | None:
             "except m.PackageNotFoundError:\n    print('')\n")
     try:
         proc = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60,
-                              cwd=tempfile.gettempdir())
+                              cwd=tempfile.gettempdir(), check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         raise CheckError(f"{python}: cannot be run ({exc})") from None
     if proc.returncode != 0:
@@ -111,7 +111,7 @@ def build(python: str) -> tuple[str, Path, int]:
         out = Path(tmp) / "catalog.json"
         try:
             proc = subprocess.run([python, "-c", _RUNNER, str(EXTRACTOR), "--out", str(out), "--with-help"],
-                                  capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp)
+                                  capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp, check=False)
         except subprocess.TimeoutExpired:
             raise CheckError(f"{python}: building the catalog took longer than {TIMEOUT} s; gave up") from None
         except OSError as exc:

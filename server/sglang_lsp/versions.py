@@ -53,7 +53,7 @@ def known_range() -> str:
     return f"{rel[0]} – {rel[-1]}"
 
 
-_VERSION = re.compile(r"^v?(?P<base>\d+(?:\.\d+){1,3})(?:[.-]?(?P<post>post|p)[.-]?(?P<n>\d+))?(?P<local>\+[\w.]+)?$", re.I)
+_VERSION = re.compile(r"^v?(?P<base>\d+(?:\.\d+){1,3})(?:[.-]?(?P<post>post|p)[.-]?(?P<n>\d+))?(?P<local>\+[\w.]+)?$", re.IGNORECASE)
 
 
 def normalize(version: str, extra: tuple[str, ...] = ()) -> str:
