@@ -36,10 +36,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "rules"
 MIN_CASES = 2
 
 # Codes that cannot have err cases with the bundled catalogs, and why.
-NO_ERR_CASES = {
-    "SGL015": "sglang 0.5.23 registers no flag that refuses itself (sglang/srt/arg_groups/argparse_actions.py "
-              "DeprecatedAction has no registration); see test_retired_flag_with_a_patched_catalog",
-}
+NO_ERR_CASES: dict[str, str] = {}
 
 # Cases whose expectation (the .out, or "no finding" for ok cases) is what sglang does and the
 # engine does not do yet. strict: when the engine is fixed the test fails until the entry goes.

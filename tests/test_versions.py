@@ -398,3 +398,24 @@ def test_real_installation_builds_the_bundled_facts(user_cache, capsys, monkeypa
         strip = [{k: v for k, v in o.items() if k != "help"} for o in built["options"]]
         assert strip == bundled["options"]
     assert os.path.isfile(user_cache / f"{built['sglang_version']}.json")
+
+
+def test_a_launch_may_name_its_own_release(monkeypatch):
+    """The engine checks a launch against its invocation's ``sglang_version`` when one is set
+    (what image-tag inference provides), else against the file's target."""
+    from sglang_lsp import engine
+
+    real = engine.extract
+
+    def with_versions(*args, **kw):
+        script = real(*args, **kw)
+        script.invocations[0].sglang_version = "0.5.4"
+        script.invocations[1].sglang_version = "0.1.0"  # unknown: the file's catalog is kept
+        return script
+
+    monkeypatch.setattr(engine, "extract", with_versions)
+    text = ("python -m sglang.launch_server --model-path m --enable-ep-moe\n"
+            "python -m sglang.launch_server --model-path m --enable-ep-moe\n"
+            "python -m sglang.launch_server --model-path m --enable-ep-moe\n")
+    found = [(f.code, text.count("\n", 0, f.span.start)) for f in check(text, "x.sh")]
+    assert found == [("SGL015", 0), ("SGL031", 1), ("SGL031", 2)]
