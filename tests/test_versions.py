@@ -419,3 +419,9 @@ def test_a_launch_may_name_its_own_release(monkeypatch):
             "python -m sglang.launch_server --model-path m --enable-ep-moe\n")
     found = [(f.code, text.count("\n", 0, f.span.start)) for f in check(text, "x.sh")]
     assert found == [("SGL015", 0), ("SGL031", 1), ("SGL031", 2)]
+
+
+def test_flag_with_a_spaced_explicit_value_of_another_release():
+    text = """python -m sglang.launch_server --model-path m '--kv-events-config={"publisher": "zmq"}'\n"""
+    assert codes_at(text, "0.4.0", "--kv-events-config") == ["SGL032"]
+    assert codes_at(text, "0.5.23", "--kv-events-config") == []

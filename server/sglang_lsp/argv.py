@@ -258,7 +258,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             continue
         if c.kind == "A":
             if not blind and not owner_unknown:
-                findings.append(_stray(c.word))
+                findings.append(_stray_or_other_release(cat, c.word))
             i += 1
             continue
         if c.kind == "X":
@@ -604,6 +604,19 @@ def _check_deprecated(cat: Catalog, use: FlagUse, findings: list[Finding]) -> No
             use.flag_span, flag=use.spelling, fixes=fixes, tags=("deprecated",),
         )
     )
+
+
+def _stray_or_other_release(cat: Catalog, word: Word) -> Finding:
+    """A stray word; when it is `--flag=value with spaces` (argparse takes a word with a space for
+    a value) and the flag belongs to another release, the version-aware finding instead."""
+    text = word.text or ""
+    if text.startswith("--") and "=" in text:
+        flag = text.split("=", 1)[0]
+        span = word.sub_span(0, len(flag)) if word.char_spans else word.span
+        moved = release_findings.flag_finding(cat, word, flag, span, r"unrecognized arguments: .*" + _esc(text))
+        if moved is not None:
+            return moved
+    return _stray(word)
 
 
 def _stray(word: Word) -> Finding:
