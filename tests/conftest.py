@@ -21,6 +21,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# Catalogs a user built (`sglang-lsp catalog build`) take precedence over the bundled ones: the
+# tests (and the servers and CLIs they start) use an empty cache of their own.
+import tempfile
+
+os.environ["SGLANG_LSP_CACHE_DIR"] = tempfile.mkdtemp(prefix="sglang-lsp-test-cache-")
+
 try:
     from hypothesis import settings as _hypothesis_settings
 except ImportError:  # pragma: no cover - hypothesis is a test extra

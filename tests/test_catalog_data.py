@@ -42,7 +42,7 @@ def test_header():
 
 def test_file_is_in_canonical_form():
     spec = importlib.util.spec_from_file_location(
-        "extract_catalog_for_data_test", ROOT / "tools" / "extract_catalog.py"
+        "extract_catalog_for_data_test", ROOT / "server" / "sglang_lsp" / "extract_catalog.py"
     )
     ex = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ex)

@@ -8,6 +8,9 @@ Layout, for every registered code::
     tests/fixtures/rules/<CODE>/err/<case>.out   sglang-lsp check --format concise --select <CODE> <path>
                                                  run from the repository root, with <path> relative to it
 
+A case may have ``<case>.args``: extra `check` options, one per line (e.g. ``--sglang-version``
+and a release, for the version-aware rules), added before ``<path>``.
+
 YAML files next to a case are the `--config` files its script names. A YAML file is a case of
 its own only in an ``err`` directory, when it has a ``.out`` and no script of the same name.
 
@@ -33,10 +36,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "rules"
 MIN_CASES = 2
 
 # Codes that cannot have err cases with the bundled catalogs, and why.
-NO_ERR_CASES = {
-    "SGL015": "sglang 0.5.23 registers no flag that refuses itself (sglang/srt/arg_groups/argparse_actions.py "
-              "DeprecatedAction has no registration); see test_retired_flag_with_a_patched_catalog",
-}
+NO_ERR_CASES: dict[str, str] = {}
 
 # Cases whose expectation (the .out, or "no finding" for ok cases) is what sglang does and the
 # engine does not do yet. strict: when the engine is fixed the test fails until the entry goes.
@@ -60,6 +60,11 @@ class Case:
     @property
     def out(self) -> Path:
         return self.path.with_suffix(".out")
+
+    @property
+    def extra_args(self) -> list[str]:
+        args = self.path.with_suffix(".args")
+        return args.read_text(encoding="utf-8").split() if args.is_file() else []
 
 
 def collect_cases() -> list[Case]:
@@ -96,7 +101,7 @@ def _param(case: Case):
 
 def run_check(case: Case, capsys) -> tuple[str, str]:
     capsys.readouterr()
-    main(["check", "--format", "concise", "--select", case.code, case.rel])
+    main(["check", "--format", "concise", "--select", case.code, *case.extra_args, case.rel])
     captured = capsys.readouterr()
     return captured.out, captured.err
 
@@ -185,7 +190,7 @@ def _regenerate() -> int:  # pragma: no cover - maintenance helper
             continue
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
-            main(["check", "--format", "concise", "--select", case.code, case.rel])
+            main(["check", "--format", "concise", "--select", case.code, *case.extra_args, case.rel])
         if not case.out.is_file() or case.out.read_text(encoding="utf-8") != buf.getvalue():
             case.out.write_text(buf.getvalue(), encoding="utf-8")
             print(f"wrote {case.out.relative_to(ROOT)}")

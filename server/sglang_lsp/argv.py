@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import rules
+from . import release_findings, rules
 from .catalog import Catalog, Option
 from .findings import Applicability, Edit, Finding, Fix, Span
 from .invocation import Word
@@ -258,7 +258,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             continue
         if c.kind == "A":
             if not blind and not owner_unknown:
-                findings.append(_stray(c.word))
+                findings.append(_stray_or_other_release(cat, c.word))
             i += 1
             continue
         if c.kind == "X":
@@ -283,7 +283,11 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             findings.append(_finding("SGL021", f"`{c.word.text}` makes sglang print its usage and exit; no server starts",
                                      c.word.span, flag="--help"))
             return ParsedArgs(cat, uses, _defaults(cat, values), explicit_dests, True, findings)
-        if c.written != c.spelling:
+        moved = release_findings.abbreviation_finding(cat, c.word, c.written, c.spelling, _flag_span(c)) \
+            if c.written != c.spelling else None
+        if moved is not None:
+            findings.append(moved)
+        elif c.written != c.spelling:
             findings.append(
                 _finding(
                     "SGL007",
@@ -416,6 +420,8 @@ def _short_cluster_has_help(cat: Catalog, rest: str) -> bool:
 def _defaults(cat: Catalog, values: dict[str, Any]) -> dict[str, Any]:
     """``values`` completed with the parser's defaults for every destination not set."""
     merged = dict(cat.defaults)
+    for dest in cat.unknown_defaults:
+        merged[dest] = UNKNOWN
     merged.update(values)
     return merged
 
@@ -490,6 +496,10 @@ def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None
             if suggestion is not None and w.origin in ("shell", "config", "yaml"):
                 fixes.append(_replace_fix(f"Use `{suggestion}`", sp, _requote(w, suggestion),
                                           Applicability.SAFE if safe else Applicability.UNSAFE))
+            moved = release_findings.choice_finding(cat, use, w, sp, shown, fixes)
+            if moved is not None:
+                findings.append(moved)
+                continue
             hint = (f"; did you mean `{suggestion}`?" if suggestion else
                     f"; did you mean one of {', '.join(f'`{x}`' for x in several)}?" if several else "")
             findings.append(
@@ -596,6 +606,19 @@ def _check_deprecated(cat: Catalog, use: FlagUse, findings: list[Finding]) -> No
     )
 
 
+def _stray_or_other_release(cat: Catalog, word: Word) -> Finding:
+    """A stray word; when it is `--flag=value with spaces` (argparse takes a word with a space for
+    a value) and the flag belongs to another release, the version-aware finding instead."""
+    text = word.text or ""
+    if text.startswith("--") and "=" in text:
+        flag = text.split("=", 1)[0]
+        span = word.sub_span(0, len(flag)) if word.char_spans else word.span
+        moved = release_findings.flag_finding(cat, word, flag, span, r"unrecognized arguments: .*" + _esc(text))
+        if moved is not None:
+            return moved
+    return _stray(word)
+
+
 def _stray(word: Word) -> Finding:
     text = word.text or ""
     return _finding(
@@ -612,6 +635,9 @@ def _unknown_option(cat: Catalog, c: _Classified) -> Finding:
     if c.word.text is not None and "=" in c.word.text:
         span = c.word.sub_span(0, len(flag))
     if c.ambiguous:
+        moved = release_findings.flag_finding(cat, c.word, flag, span, r"ambiguous option: " + _esc(flag))
+        if moved is not None:
+            return moved
         shown = ", ".join(c.ambiguous[:6]) + (" …" if len(c.ambiguous) > 6 else "")
         return _finding(
             "SGL006",
@@ -637,6 +663,9 @@ def _unknown_option(cat: Catalog, c: _Classified) -> Finding:
             flag=flag, sglang_error=error,
             fixes=[_replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)] if c.word.origin in ("shell", "yaml") else [],
         )
+    moved = release_findings.flag_finding(cat, c.word, flag, span, error)
+    if moved is not None:
+        return moved
     fixes = []
     if flag in FOREIGN_FLAGS:
         target = FOREIGN_FLAGS[flag]

@@ -10,12 +10,16 @@ from __future__ import annotations
 import bisect
 import functools
 import json
+import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import DEFAULT_SGLANG_VERSION
 from .findings import CheckError
+
+log = logging.getLogger(__name__)
 
 CATALOG_DIR = Path(__file__).resolve().parent / "data" / "catalogs"
 
@@ -36,6 +40,7 @@ class Option:
     replacement: str | None
     rejects: bool
     config: bool
+    help: str | None = None  # sglang's own help text (only in catalogs built from an installation)
 
     @property
     def name(self) -> str:
@@ -64,30 +69,43 @@ class Option:
         return "/".join(self.option_strings)
 
 
+def option_from_raw(raw: dict) -> Option:
+    """One option of a catalog's JSON (docs/catalog-format.md)."""
+    return Option(
+        dest=raw["dest"],
+        option_strings=tuple(raw["option_strings"]),
+        action=raw["action"],
+        action_class=raw.get("action_class"),
+        nargs=raw.get("nargs"),
+        type=raw.get("type"),
+        choices=tuple(raw["choices"]) if raw.get("choices") is not None else None,
+        default=raw.get("default"),
+        const=raw.get("const"),
+        required=bool(raw.get("required")),
+        deprecated=bool(raw.get("deprecated")),
+        replacement=raw.get("replacement"),
+        rejects=bool(raw.get("rejects")),
+        config=bool(raw.get("config", True)),
+        help=raw.get("help") if isinstance(raw.get("help"), str) else None,
+    )
+
+
 class Catalog:
     def __init__(self, data: dict):
         self.sglang_version: str = data["sglang_version"]
         self.python_version: str | None = data.get("python_version")
+        # where the catalog comes from: "bundled", "history" (derived from the flag history:
+        # some facts unknown) or "user" (built from an installation by `sglang-lsp catalog build`)
+        self.source: str = data.get("source") or "bundled"
+        self.path: str | None = data.get("_path")
+        self.unknown_defaults: set[str] = set()
         self.options: list[Option] = []
         self.by_string: dict[str, Option] = {}
         self.by_dest: dict[str, list[Option]] = {}
         for raw in data["options"]:
-            opt = Option(
-                dest=raw["dest"],
-                option_strings=tuple(raw["option_strings"]),
-                action=raw["action"],
-                action_class=raw.get("action_class"),
-                nargs=raw.get("nargs"),
-                type=raw.get("type"),
-                choices=tuple(raw["choices"]) if raw.get("choices") is not None else None,
-                default=raw.get("default"),
-                const=raw.get("const"),
-                required=bool(raw.get("required")),
-                deprecated=bool(raw.get("deprecated")),
-                replacement=raw.get("replacement"),
-                rejects=bool(raw.get("rejects")),
-                config=bool(raw.get("config", True)),
-            )
+            opt = option_from_raw(raw)
+            if raw.get("default_unknown"):
+                self.unknown_defaults.add(opt.dest)
             self.options.append(opt)
             self.by_dest.setdefault(opt.dest, []).append(opt)
             for s in opt.option_strings:
@@ -138,10 +156,20 @@ class Catalog:
 
 
 def available_versions() -> list[str]:
+    """Versions with a bundled (full) catalog."""
     out = []
     for p in CATALOG_DIR.glob("sglang-*.json"):
         out.append(p.stem[len("sglang-") :])
     return sorted(out, key=_version_key)
+
+
+def known_versions() -> list[str]:
+    """Every version a catalog can be had for: the flag history's releases, the bundled
+    catalogs and the catalogs built into the user's cache, oldest first."""
+    from . import versions
+
+    return sorted(set(versions.releases()) | set(available_versions()) | set(user_catalog_versions()),
+                  key=versions.release_key)
 
 
 @functools.lru_cache(maxsize=256)
@@ -149,12 +177,86 @@ def _version_key(v: str) -> tuple:
     return tuple(int(x) if x.isdigit() else x for x in v.replace("-", ".").split("."))
 
 
-@functools.cache
-def load_catalog(version: str | None = None) -> Catalog:
-    version = version or DEFAULT_SGLANG_VERSION
-    path = CATALOG_DIR / f"sglang-{version}.json"
-    if not path.is_file():
-        known = ", ".join(available_versions()) or "none"
-        raise CheckError(f"no flag catalog for sglang {version} (bundled: {known})")
-    with path.open(encoding="utf-8") as fh:
-        return Catalog(json.load(fh))
+# --- the user's cache (`sglang-lsp catalog build`) --------------------------------------------
+
+CACHE_ENV = "SGLANG_LSP_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """``$SGLANG_LSP_CACHE_DIR``, else ``$XDG_CACHE_HOME/sglang-lsp``, else ``~/.cache/sglang-lsp``."""
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "sglang-lsp"
+
+
+def user_catalog_dir() -> Path:
+    return cache_dir() / "catalogs"
+
+
+def user_catalog_path(version: str) -> Path:
+    return user_catalog_dir() / f"{version}.json"
+
+
+def user_catalog_versions() -> list[str]:
+    try:
+        return sorted(p.stem for p in user_catalog_dir().glob("*.json"))
+    except OSError:
+        return []
+
+
+def resolve_version(version: str | None) -> str:
+    """The release a version string names (see :func:`sglang_lsp.versions.normalize`);
+    ``None`` is the default target."""
+    from . import versions
+
+    if version is None:
+        return DEFAULT_SGLANG_VERSION
+    if version in versions.releases():
+        return version
+    return versions.normalize(version, tuple(available_versions()) + tuple(user_catalog_versions()))
+
+
+def catalog_for(version: str | None = None) -> Catalog:
+    """The catalog for a version string, by precedence: a catalog the user built from an
+    installation (user cache), else the bundled one, else one derived from the flag history.
+    An unknown version is a :class:`CheckError` naming the known range."""
+    release = resolve_version(version)
+    user = user_catalog_path(release)
+    try:
+        st = user.stat()
+        stamp: tuple | None = (str(user), st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = None
+    return _load(release, stamp)
+
+
+load_catalog = catalog_for
+
+
+@functools.lru_cache(maxsize=64)
+def _load(release: str, user_stamp: tuple | None) -> Catalog:
+    from . import versions
+
+    if user_stamp is not None:
+        try:
+            with open(user_stamp[0], encoding="utf-8") as fh:
+                data = json.load(fh)
+            if data.get("sglang_version") != release or not isinstance(data.get("options"), list):
+                raise ValueError("not a catalog of this release")
+            data["source"] = "user"
+            data["_path"] = user_stamp[0]
+            return Catalog(data)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("ignoring the user catalog %s: %s", user_stamp[0], exc)
+    path = CATALOG_DIR / f"sglang-{release}.json"
+    if path.is_file():
+        with path.open(encoding="utf-8") as fh:
+            data = json.load(fh)
+        data.setdefault("source", "bundled")
+        return Catalog(data)
+    if release in versions.releases():
+        return Catalog(versions.catalog_data(release))
+    raise CheckError(f"no flag catalog for sglang {release} (known: {versions.known_range()})")

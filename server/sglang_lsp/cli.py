@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from . import DEFAULT_SGLANG_VERSION, __version__
-from .catalog import available_versions
+from .catalog import catalog_for
 from .document import Document, decode
 from .engine import Options, check_document, detect_language
 from .findings import CheckError, Severity
@@ -49,7 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("paths", nargs="*", default=["."], help="files or directories; '-' reads standard input")
     c.add_argument("--format", choices=["text", "concise", "json", "sarif", "github", "junit", "gitlab"], default="text")
     c.add_argument("--gpu", help="target GPU profile (e.g. H100, B200, MI355X)")
-    c.add_argument("--sglang-version", help=f"target sglang release (default {DEFAULT_SGLANG_VERSION})")
+    c.add_argument("--sglang-version",
+                   help=f"target sglang release, e.g. 0.5.23 or v0.4.10.post2 (default {DEFAULT_SGLANG_VERSION}); "
+                        "any release from the flag history (0.4.0 on) is accepted")
+    c.add_argument("--python", metavar="PATH",
+                   help="a Python interpreter with sglang installed: check against that sglang's version, with "
+                        "a catalog built from it (cached; see `sglang-lsp catalog build`)")
     c.add_argument("--select", type=_codes, default=(), help="only these codes or prefixes (comma-separated)")
     c.add_argument("--ignore", type=_codes, default=(), help="skip these codes or prefixes (comma-separated)")
     c.add_argument("--stdin-filename", help="path to report (and detect the kind from) when reading '-'")
@@ -61,6 +66,21 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--fail-on", choices=["error", "warning", "info"], default="error",
                    help="lowest severity that makes the exit code 1 (default: error)")
     c.add_argument("-q", "--quiet", action="store_true", help="no summary or progress messages on standard error")
+
+    m = sub.add_parser("migrate", help="propose (or apply) the flag migrations of an sglang upgrade")
+    m.add_argument("paths", nargs="+", help="files or directories")
+    m.add_argument("--to", required=True, metavar="VERSION", help="the sglang release to upgrade to")
+    m.add_argument("--from", dest="from_version", metavar="VERSION",
+                   help="the release the files were written for (default: inferred per file)")
+    m.add_argument("--fix", action="store_true", help="apply the safe migrations (files rewritten atomically)")
+    m.add_argument("--unsafe-fixes", action="store_true", help="also show (with --fix: apply) the unsafe migrations")
+    m.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
+
+    cb = sub.add_parser("catalog", help="flag catalogs: build one from an installed sglang, list them")
+    cb_sub = cb.add_subparsers(dest="catalog_command", parser_class=_Parser)
+    cbb = cb_sub.add_parser("build", help="build the catalog of the sglang installed for a Python interpreter")
+    cbb.add_argument("--python", required=True, metavar="PATH", help="interpreter that can import sglang")
+    cb_sub.add_parser("list", help="the versions a catalog is available for, and where the user's cache is")
 
     r = sub.add_parser("rule", help="print a rule's documentation")
     r.add_argument("code")
@@ -135,12 +155,11 @@ def _run_check(args: argparse.Namespace) -> int:
 
     if args.gpu and bad_gpu(args.gpu):
         return 2
-    options = Options(sglang_version=args.sglang_version, gpu=args.gpu, select=args.select, ignore=args.ignore,
-                      model_search_paths=(os.getcwd(),))
-    if args.sglang_version and args.sglang_version not in available_versions():
-        print(f"sglang-lsp: error: no flag catalog for sglang {args.sglang_version} "
-              f"(bundled: {', '.join(available_versions())})", file=sys.stderr)
+    version = _target_version(args)
+    if version is _FAILED:
         return 2
+    options = Options(sglang_version=version, gpu=args.gpu, select=args.select, ignore=args.ignore,
+                      model_search_paths=(os.getcwd(),))
     from .output import locate, render_json, render_text
 
     targets: list[tuple[str, bytes | None, bool]] = []  # (display path, data or None, explicit)
@@ -228,7 +247,7 @@ def _run_check(args: argparse.Namespace) -> int:
     if args.statistics:
         _print_statistics(locs, sys.stdout if args.format in ("text", "concise") else sys.stderr)
     if args.format == "json":
-        print(render_json(locs, files_checked, args.sglang_version))
+        print(render_json(locs, files_checked, version))
     elif args.format in ("sarif", "github", "junit", "gitlab"):
         from . import formats
 
@@ -256,6 +275,32 @@ def _run_check(args: argparse.Namespace) -> int:
     return 1 if any(l.finding.severity.rank >= threshold for l in locs) else 0
 
 
+_FAILED = object()
+
+
+def _target_version(args: argparse.Namespace):
+    """The release to check against: ``--sglang-version`` (normalised), else the version of the
+    sglang installed for ``--python`` (whose catalog is built into the user's cache when missing),
+    else ``None`` (the default). ``_FAILED`` after printing an error."""
+    version = args.sglang_version
+    python = getattr(args, "python", None)
+    try:
+        if python:
+            from . import user_catalogs
+
+            installed = user_catalogs.installed_version(python)
+            if version is None:
+                version = installed
+            if version is not None and version == installed:
+                user_catalogs.ensure(python, installed, quiet=args.quiet)
+        if version is not None:
+            version = catalog_for(version).sglang_version
+    except CheckError as exc:
+        print(f"sglang-lsp: error: {exc}", file=sys.stderr)
+        return _FAILED
+    return version
+
+
 def _print_statistics(locs, stream) -> None:
     from collections import Counter
 
@@ -267,10 +312,19 @@ def _print_statistics(locs, stream) -> None:
         print(f"{n:>5}  {code}  {rule.name if rule else ''}", file=stream)
 
 
+def unified_diff(old: bytes, new: bytes, display: str) -> str:
+    import difflib
+    import re
+
+    def lines(raw: bytes) -> list[str]:  # split at \n only (str.splitlines also splits at \f, \x1c …)
+        return re.findall(r"[^\n]*\n|[^\n]+\Z", raw.decode("utf-8", "surrogateescape"))
+
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in difflib.unified_diff(lines(old), lines(new), f"a/{display}", f"b/{display}"))
+
+
 def _fix_one(args, display, data, snap, doc, options):
     """Fix one file (or print its diff): (result to report, fixes applied, file changed, failures)."""
-    import difflib
-
     from .fixes import fix_document
     from .writing import WriteError, encode_like, write_bytes
 
@@ -287,14 +341,7 @@ def _fix_one(args, display, data, snap, doc, options):
     else:  # standard input (--diff only): keep a BOM the input had
         new = (b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b"") + outcome.text.encode("utf-8", "surrogateescape")
     if args.diff:
-        import re
-
-        def lines(raw: bytes) -> list[str]:  # split at \n only (str.splitlines also splits at \f, \x1c …)
-            return re.findall(r"[^\n]*\n|[^\n]+\Z", raw.decode("utf-8", "surrogateescape"))
-
-        diff = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                       for line in difflib.unified_diff(lines(data), lines(new), f"a/{display}", f"b/{display}"))
-        sys.stdout.buffer.write(diff.encode("utf-8", "surrogateescape"))
+        sys.stdout.buffer.write(unified_diff(data, new, display).encode("utf-8", "surrogateescape"))
         sys.stdout.flush()
         return outcome.result, len(outcome.applied), 1, 0
     try:
@@ -303,6 +350,26 @@ def _fix_one(args, display, data, snap, doc, options):
         print(f"sglang-lsp: error: {exc}", file=sys.stderr)
         return check_document(doc, options), 0, 0, 1
     return outcome.result, len(outcome.applied), 1, 0
+
+
+def _run_catalog(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from . import catalog, versions
+
+    if args.catalog_command == "build":
+        from .user_catalogs import build
+
+        version, path, count = build(args.python)
+        print(f"sglang {version}: {count} options from {args.python}, cached in {path}")
+        return 0
+    if args.catalog_command == "list":
+        bundled = catalog.available_versions()
+        user = catalog.user_catalog_versions()
+        print(f"flag history: {len(versions.releases())} releases, {versions.known_range()}")
+        print(f"bundled catalogs: {', '.join(bundled) or 'none'}")
+        print(f"user catalogs ({catalog.user_catalog_dir()}): {', '.join(user) or 'none'}")
+        return 0
+    parser.parse_args(["catalog", "--help"])
+    return 2
 
 
 def _run_rule(code: str) -> int:
@@ -333,6 +400,12 @@ def main(argv: list[str] | None = None) -> int:
             return _run_check(args)
         if args.command == "rule":
             return _run_rule(args.code)
+        if args.command == "migrate":
+            from .migrate import run_migrate
+
+            return run_migrate(args)
+        if args.command == "catalog":
+            return _run_catalog(args, parser)
         if args.command == "rules":
             if args.tag:
                 from .kb.commands import run_rules_tagged

@@ -21,7 +21,7 @@ from .argv import ParsedArgs, resolve
 from .catalog import Catalog, load_catalog
 from .config_file import read_config
 from .document import Document, decode
-from .findings import Applicability, Edit, Finding, Fix, Severity, Span
+from .findings import Applicability, CheckError, Edit, Finding, Fix, Severity, Span
 from .invocation import Invocation, Word
 from .kb_engine import kb_findings
 from .shell import Source, extract
@@ -142,6 +142,7 @@ def _program_span(inv: Invocation) -> Span:
 
 
 def _check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs: dict | None = None) -> None:
+    cat = _catalog_of(inv, cat)
     args = list(inv.args)
     if inv.program and inv.program[-1].text == "serve":
         args = _serve_argv(args)
@@ -152,6 +153,19 @@ def _check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs
     result.parsed.append(parsed)
     result.findings += parsed.findings
     result.findings += kb_findings(parsed, inv, result, _program_span(inv))
+
+
+def _catalog_of(inv: Invocation, cat: Catalog) -> Catalog:
+    """The catalog of one launch: the file's, unless the launch names its own sglang release
+    (``sglang_version`` of the invocation, e.g. inferred from a container image tag)."""
+    version = getattr(inv, "sglang_version", None)
+    if not version:
+        return cat
+    try:
+        return load_catalog(version)
+    except CheckError as exc:  # a release no catalog is known for: the file's catalog instead
+        log.info("launch at %s: %s", inv.span.start, exc)
+        return cat
 
 
 def _serve_argv(args: list[Word]) -> list[Word] | None:

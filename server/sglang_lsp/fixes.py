@@ -14,6 +14,7 @@ another file (a ``--config`` YAML) is left for the user and reported as skipped.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .document import Document
@@ -106,8 +107,9 @@ def _check(text: str, doc: Document, options: Options) -> Result:
 
 
 def fix_document(doc: Document, options: Options | None = None, unsafe: bool = False,
-                 max_rounds: int = MAX_ROUNDS) -> FixOutcome:
-    """Apply the safe (and with ``unsafe`` the unsafe) fixes of ``doc`` until stable."""
+                 max_rounds: int = MAX_ROUNDS, keep: Callable[[Finding], bool] | None = None) -> FixOutcome:
+    """Apply the safe (and with ``unsafe`` the unsafe) fixes of ``doc`` until stable; with
+    ``keep``, only the fixes of the findings it accepts (``migrate``)."""
     options = options or Options()
     current = check_document(doc, options)
     outcome = FixOutcome(doc.text, current)
@@ -117,6 +119,8 @@ def fix_document(doc: Document, options: Options | None = None, unsafe: bool = F
         data = current.document.data
         candidates: list[tuple[Finding, Fix]] = []
         for f in current.findings:
+            if keep is not None and not keep(f):
+                continue
             for fix in f.fixes:
                 if not fix.edits or not applicable(fix, unsafe):
                     continue

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from . import conditions
 from .argv import UNKNOWN, FlagUse, ParsedArgs
-from .catalog import Catalog, _version_key
+from .catalog import Catalog
 from .context import DIM_FACTS, Context, GpuProfile, exported_env, find_model_dir, gpu_profile, model_facts
 from .findings import Applicability, Edit, Finding, Fix, Severity, Span
 from .invocation import Invocation, Word
@@ -72,14 +72,16 @@ class KbRule:
 @functools.lru_cache(maxsize=1024)
 def version_in_range(version: str, spec: str) -> bool:
     """``spec``: comma-separated ``>=X``, ``<Y``, ``==Z`` or ``*``."""
-    v = _version_key(version)
+    from .versions import release_key
+
+    v = release_key(version)
     for part in (p.strip() for p in spec.split(",")):
         if not part or part == "*":
             continue
         m = re.match(r"^(>=|<=|==|<|>)\s*([\w.+-]+)$", part)
         if not m:
             return False
-        op, other = m.group(1), _version_key(m.group(2))
+        op, other = m.group(1), release_key(m.group(2))
         ok = {">=": v >= other, "<=": v <= other, "==": v == other, "<": v < other, ">": v > other}[op]
         if not ok:
             return False
@@ -1125,7 +1127,7 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
         elif doc.path:
             base_dirs.append(os.path.dirname(os.path.abspath(doc.path)))
         base_dirs += list(getattr(options, "model_search_paths", ()) or ())
-        version = getattr(options, "sglang_version", None)
+        version = parsed.catalog.sglang_version  # the release the version string named
         env = dict(inv.env) if inv is not None else {}
         if inv is not None and doc.language == "shell" and inv.span.path is None and not inv.nested:
             # `export NAME=value` earlier in the script; the command's own prefix wins

@@ -134,7 +134,7 @@ class SglangLanguageServer(LanguageServer):
 
     @property
     def catalog(self) -> Catalog:
-        return load_catalog(self.settings.sglang_version)
+        return load_catalog(self.settings.target_version(self.roots))
 
     def apply_settings(self, raw: Any, origin: str) -> None:
         parsed = parse_settings(raw)

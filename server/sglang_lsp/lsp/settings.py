@@ -13,12 +13,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..catalog import available_versions
+from ..catalog import resolve_version
 from ..engine import Options
+from ..findings import CheckError
 
 SECTION = "sglang-lsp"
 _CODE_PREFIX = re.compile(r"^SGL\d{0,3}$")
-KNOWN_KEYS = ("gpu", "sglangVersion", "select", "ignore", "modelSearchPaths", "inlayHints")
+KNOWN_KEYS = ("gpu", "sglangVersion", "select", "ignore", "modelSearchPaths", "inlayHints", "python")
 
 
 @dataclass(frozen=True)
@@ -29,13 +30,39 @@ class Settings:
     ignore: tuple[str, ...] = ()
     model_search_paths: tuple[str, ...] = ()
     inlay_hints: bool = False
+    python: str | None = None  # interpreter whose installed sglang sets the target release
 
     def options(self, roots: tuple[str, ...] = ()) -> Options:
         """Engine options; ``roots`` (the workspace folders) are searched for models after the
         configured paths, as the CLI searches its working directory."""
         paths = self.model_search_paths + tuple(r for r in roots if r not in self.model_search_paths)
-        return Options(sglang_version=self.sglang_version, gpu=self.gpu, select=self.select, ignore=self.ignore,
-                       model_search_paths=paths)
+        return Options(sglang_version=self.target_version(roots), gpu=self.gpu, select=self.select,
+                       ignore=self.ignore, model_search_paths=paths)
+
+    def target_version(self, roots: tuple[str, ...] = ()) -> str | None:
+        """``sglangVersion``; else the version of the sglang installed for ``python``, else in a
+        workspace folder's ``.venv``/``venv`` — read from its metadata, nothing is run (its
+        catalog from the user's cache is then preferred, see docs/versions.md)."""
+        if self.sglang_version:
+            return self.sglang_version
+        return environment_version(self.python, roots)
+
+
+def environment_version(python: str | None, roots: tuple[str, ...] = ()) -> str | None:
+    from ..user_catalogs import version_in_environment, workspace_python
+
+    candidates = [python] if python else [workspace_python(r) for r in roots]
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        found = version_in_environment(candidate)
+        if found is None:
+            continue
+        try:
+            return resolve_version(found)
+        except CheckError:
+            continue  # a release no catalog is known for: keep the default
+    return None
 
 
 @dataclass
@@ -89,11 +116,23 @@ def parse(raw: Any) -> Parsed:
 
     version = raw.get("sglangVersion")
     if version is not None:
-        versions = available_versions()
-        if not isinstance(version, str) or version not in versions:
-            problems.append(f"`sglangVersion` {version!r} has no bundled flag catalog "
-                            f"(bundled: {', '.join(versions)}); using the default")
+        if not isinstance(version, str):
+            problems.append(f"`sglangVersion` must be a version string such as \"0.5.23\", not {version!r}; "
+                            "using the default")
             version = None
+        else:
+            try:
+                version = resolve_version(version)
+            except CheckError as exc:
+                problems.append(f"`sglangVersion`: {exc}; using the default")
+                version = None
+
+    python = raw.get("python")
+    if python is not None and not (isinstance(python, str) and python.strip()):
+        problems.append(f"`python` must be the path of a Python interpreter, not {python!r}; using none")
+        python = None
+    elif isinstance(python, str):
+        python = os.path.expanduser(python.strip())
 
     select = _codes("select", raw.get("select"), problems)
     ignore = _codes("ignore", raw.get("ignore"), problems)
@@ -115,4 +154,4 @@ def parse(raw: Any) -> Parsed:
     if unknown:
         problems.append("unknown setting" + ("s" if len(unknown) > 1 else "") + ": "
                         + ", ".join(f"`{k}`" for k in unknown) + " (ignored)")
-    return Parsed(Settings(gpu, version, select, ignore, paths, inlay), problems)
+    return Parsed(Settings(gpu, version, select, ignore, paths, inlay, python), problems)

@@ -68,6 +68,9 @@ RULES: list[Rule] = [
     Rule("SGL024", "backslash-continuation-in-yaml-string", E, "`\\` at a line end of a YAML command string, where it does not continue the line"),
     Rule("SGL025", "non-string-k8s-argument", E, "Kubernetes command/args item that YAML reads as a number or boolean"),
     Rule("SGL026", "several-words-in-one-list-item", E, "Command/args list item holding several words, which nothing splits"),
+    Rule("SGL031", "removed-flag", E, "Flag that older sglang releases had and the target release no longer has"),
+    Rule("SGL032", "flag-newer-than-target", E, "Flag that only sglang releases newer than the target have"),
+    Rule("SGL033", "choice-not-in-target-release", E, "Choice value that other sglang releases accept and the target does not"),
 ]
 
 

@@ -57,7 +57,10 @@ def default_text(opt: Option) -> str:
 def option_facts(opt: Option, cat: Catalog) -> list[str]:
     """Markdown lines describing a catalog option."""
     lines = [f"**`{opt.name}`** — {value_kind(opt)}"]
-    if not opt.is_switch or opt.action == "boolean_optional":
+    if opt.help:
+        # sglang's own help text, from a catalog built from the installation in use
+        lines.append(f"sglang {cat.sglang_version}: {opt.help}")
+    if (not opt.is_switch or opt.action == "boolean_optional") and opt.dest not in cat.unknown_defaults:
         lines.append(f"Default: {default_text(opt)}")
     others = [s for s in opt.option_strings if s != opt.name]
     if others:
@@ -170,7 +173,8 @@ def hover(result: Result, offset: int, encoding: str, markdown: bool = True) -> 
             for f in findings_at(result, part.start, part.end):
                 if f not in findings and (f.flag in (None, use.spelling, use.written, opt.name) or f.span == part):
                     findings.append(f)
-        footer = [f"Flag catalog of sglang {cat.sglang_version} · [server arguments]({SERVER_ARGS_DOCS})"]
+        origin = {"user": " (built from the installed sglang)", "history": " (from the flag history)"}.get(cat.source, "")
+        footer = [f"Flag catalog of sglang {cat.sglang_version}{origin} · [server arguments]({SERVER_ARGS_DOCS})"]
     else:
         findings = [f for f in findings_at(result, offset) if f.span.start <= offset <= f.span.end]
         if not findings:

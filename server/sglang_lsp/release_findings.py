@@ -1,0 +1,120 @@
+"""Version-aware findings: a flag or a choice the target release does not know, but other
+releases do (SGL031 removed flag, SGL032 flag newer than the target, SGL033 choice added or
+removed), with their migration fixes.
+
+The argv resolver asks here before it reports a generic SGL001/SGL002, so each token gets one
+finding: the version-aware one when the flag history knows the flag or value, the generic one
+otherwise.
+
+Migration fixes follow Ruff's safety: renaming the flag is *safe* when the old flag (in the last
+release that had it) and its replacement (in the target release) take the same kind of value
+(switch or not, type, number of values, choices); anything else a replacement implies (a switch
+that became one value of another flag, a different value type) is *unsafe*; a replacement that
+needs a value nobody can know is shown only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import rules, versions
+from .catalog import Catalog, Option, option_from_raw
+from .findings import Applicability, Edit, Finding, Fix, Span
+from .invocation import Word
+
+_REPLACEMENT = re.compile(r"(--[a-z0-9][a-z0-9-]*)(?:([= ])(\S+))?")
+
+
+def _finding(code: str, message: str, span: Span, **kw) -> Finding:
+    return Finding(code=code, severity=rules.get(code).severity, message=message, span=span, **kw)
+
+
+def old_option(flag: str, release: str) -> Option | None:
+    """``flag`` as registered in ``release`` according to the flag history."""
+    seg = versions.segment(flag, release)
+    if seg is None:
+        return None
+    return option_from_raw(versions._option(flag, seg, release))
+
+
+def flag_finding(cat: Catalog, word: Word, flag: str, span: Span, error: str) -> Finding | None:
+    """SGL031 or SGL032 for a flag ``cat`` does not have; None when the history does not know
+    the flag (or the catalog's release is not in the history)."""
+    release = cat.sglang_version
+    news = versions.flag_news(flag, release)
+    if news is None:
+        return None
+    if news.last_before is not None:
+        repl = versions.replacement_chain(flag, release)
+        msg = (f"`{flag}` was removed from sglang after {news.last_before} (the last release that has it); "
+               f"sglang {release} rejects it")
+        if news.first_after:
+            msg += f" (it is back from {news.first_after} on)"
+        if repl:
+            msg += f"; use `{repl}`"
+        fixes = migration_fixes(cat, word, flag, span, news.last_before, repl) if repl else []
+        return _finding("SGL031", msg, span, flag=flag, sglang_error=error, fixes=fixes, tags=("deprecated",))
+    msg = (f"`{flag}` is newer than sglang {release}: it first appears in {news.first_after}, "
+           f"so sglang {release} rejects it")
+    return _finding("SGL032", msg, span, flag=flag, sglang_error=error)
+
+
+def abbreviation_finding(cat: Catalog, word: Word, written: str, spelling: str, span: Span) -> Finding | None:
+    """A flag of another release that the target reads as an abbreviation of a different flag
+    (sglang's parser allows unique prefixes): SGL031/SGL032 saying so, instead of SGL007."""
+    found = flag_finding(cat, word, written, span, "")
+    if found is None:
+        return None
+    found.message += f"; sglang {cat.sglang_version} reads it as an abbreviation of `{spelling}`"
+    found.sglang_error = None  # sglang accepts it silently, as another flag
+    return found
+
+
+def migration_fixes(cat: Catalog, word: Word, flag: str, span: Span, last: str, repl: str) -> list[Fix]:
+    m = _REPLACEMENT.fullmatch(repl)
+    new = cat.lookup(m.group(1)) if m else None
+    old = old_option(flag, last)
+    shown = [Fix(f"Use `{repl}` instead", Applicability.DISPLAY, ())]
+    if m is None or new is None or old is None:
+        return shown
+    name, value = m.group(1), m.group(3)
+    if word.origin == "config":
+        if value is not None:
+            return shown
+        safe = versions.option_shape(old) == versions.option_shape(new)
+        return [Fix(f"Write the key as `{name[2:]}`", Applicability.SAFE if safe else Applicability.UNSAFE,
+                    (Edit(word.span, name[2:]),))]
+    if word.origin not in ("shell", "yaml"):
+        return shown
+    if value is None:
+        if old.is_switch != new.is_switch:
+            return shown  # a value would have to be invented, or the old values become strays
+        safe = versions.option_shape(old) == versions.option_shape(new)
+        return [Fix(f"Rename to `{name}`", Applicability.SAFE if safe else Applicability.UNSAFE, (Edit(span, name),))]
+    if old.is_switch and not new.is_switch and word.text is not None and "=" not in word.text:
+        sep = "=" if word.origin == "yaml" else m.group(2)
+        return [Fix(f"Replace with `{name}{sep}{value}`", Applicability.UNSAFE, (Edit(span, f"{name}{sep}{value}"),))]
+    return shown
+
+
+def choice_finding(cat: Catalog, use, value_word: Word, span: Span, shown: str, fixes: list[Fix]) -> Finding | None:
+    """SGL033 for a value ``cat`` does not accept for the flag while other releases do."""
+    release = cat.sglang_version
+    text = str(value_word.text)
+    news = versions.choice_news(use.spelling, text, release)
+    if news is None:
+        return None
+    where = versions.describe_ranges(news.ranges)
+    if news.last_before is not None:
+        msg = (f"`{text}` is no longer a choice of `{use.spelling}` in sglang {release} "
+               f"(last accepted in {news.last_before}; accepted in {where})")
+    else:
+        msg = (f"`{text}` is not yet a choice of `{use.spelling}` in sglang {release} "
+               f"(first accepted in {news.first_after}; accepted in {where})")
+    msg += f"; choices in {release}: {shown}"
+    # another value changes what the launch does: never a safe fix
+    fixes = [Fix(f.title, Applicability.UNSAFE if f.applicability == Applicability.SAFE else f.applicability,
+                 f.edits) for f in fixes]
+    names = re.escape("/".join(use.option.option_strings)).replace("\\-", "-")
+    return _finding("SGL033", msg, span, flag=use.spelling, fixes=fixes,
+                    sglang_error=rf"argument {names}: invalid choice: {re.escape(repr(text))}")
