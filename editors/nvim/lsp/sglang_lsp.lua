@@ -45,6 +45,9 @@ return {
       -- of a shell variable defined in the file. Neovim shows them after
       -- vim.lsp.inlay_hint.enable().
       inlayHints = false,
+      -- Python interpreter whose installed sglang sets the target release (its catalog from
+      -- `sglang-lsp catalog build`). Unset (null): the workspace's .venv, if it has sglang.
+      python = vim.NIL,
     },
   },
 }
