@@ -36,14 +36,17 @@ class Source:
     def from_word(cls, word: Word) -> "Source":
         """A source whose bytes are the text of ``word`` (for ``sh -c`` scripts)."""
         text = word.text or ""
-        starts: list[int] = []
-        ends: list[int] = []
         spans = word.char_spans or [(word.span.start, word.span.end)] * len(text)
-        for ch, (s, e) in zip(text, spans):
-            n = len(ch.encode("utf-8", errors="surrogateescape"))
-            for k in range(n):
-                starts.append(min(s + k, e))
-                ends.append(e if k == n - 1 else min(s + k + 1, e))
+        if text.isascii():  # one byte per character: the byte map is the character map
+            starts = [min(s, e) for s, e in spans]
+            ends = [e for _, e in spans]
+        else:
+            starts, ends = [], []
+            for ch, (s, e) in zip(text, spans):
+                n = len(ch.encode("utf-8", errors="surrogateescape"))
+                for k in range(n):
+                    starts.append(min(s + k, e))
+                    ends.append(e if k == n - 1 else min(s + k + 1, e))
         end = spans[-1][1] if spans else word.span.start
         starts.append(end)
         ends.append(end)
