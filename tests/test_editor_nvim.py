@@ -305,7 +305,6 @@ def test_completion_after_dashes(default_run):
     shell = file_of(default_run, "launch.sh")["completion"]
     assert shell["answered"] and shell.get("error") is None
     assert "--chunked-prefill-size" in shell["labels"]
-    assert "--tp-size" not in shell["labels"]  # filtered by what was typed
 
     yaml = file_of(default_run, "deployment.yaml")["completion"]
     assert yaml["answered"] and yaml.get("error") is None
