@@ -271,3 +271,25 @@ async def test_handled_notifications_leave_no_futures_behind():
     assert server.docs[uri].snap.version == 201
     assert len(protocol._request_futures) == 0
     server.checker.shutdown(wait=True)
+
+
+@pytest.mark.parametrize("text", [
+    "python -m sglang.launch_server --model-path m --enable-metrics=true\n",
+    "sglang serve --model-path m --enable-metrics=yes --port 3000\n",
+])
+def test_hover_on_a_flag_sglang_refuses_as_written(text):
+    """`--switch=value` is refused by the parser, so no flag use is recorded; hover still says
+    what the flag is and shows the finding on it."""
+    from sglang_lsp.lsp.features.hover import hover
+
+    result = check_document(Document(text, "/tmp/refused.sh", "shell"))
+    assert [f.code for f in result.findings] == ["SGL005"]
+    at = text.index("--enable-metrics") + 3
+    h = hover(result, at, "utf-16")
+    assert h is not None
+    assert "**`--enable-metrics`** — switch (takes no value)" in h.contents.value
+    assert "SGL005" in h.contents.value
+    start = text.index("--enable-metrics")
+    assert (h.range.start.character, h.range.end.character) == (start, re.search(r"\s", text[start:]).start() + start)
+    # a word that is no flag of the catalog gets no such section
+    assert hover(result, text.index("serve") + 1 if "serve" in text else 2, "utf-16") is None

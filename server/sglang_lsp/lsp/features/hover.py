@@ -14,7 +14,7 @@ from ...engine import Result
 from ...findings import Finding
 from ...valuetypes import describe
 from .. import convert
-from .context import findings_at, is_local, use_at
+from .context import contains, findings_at, is_local, server_invocations, use_at
 
 SERVER_ARGS_DOCS = "https://docs.sglang.ai/advanced_features/server_arguments.html"
 MAX_CHOICES = 24
@@ -131,6 +131,21 @@ def _effective(parsed, opt: Option, use) -> str | None:
     return _code(value)
 
 
+def _refused_flag_at(result: Result, offset: int):
+    """(word, option, catalog) for a flag word under the cursor that the parse recorded no use
+    of, because sglang refuses it as written (a value glued to a switch …)."""
+    doc = result.document
+    for inv, parsed in server_invocations(result):
+        if parsed is None:
+            continue
+        for w in inv.args:
+            if w.text and w.text.startswith("--") and is_local(w.span, doc) and contains(w.span, offset):
+                opt = parsed.catalog.lookup(w.text.split("=", 1)[0])
+                if opt is not None:
+                    return w, opt, parsed.catalog
+    return None
+
+
 def hover(result: Result, offset: int, encoding: str, markdown: bool = True) -> types.Hover | None:
     doc = result.document
     at = use_at(result, offset)
@@ -177,9 +192,17 @@ def hover(result: Result, offset: int, encoding: str, markdown: bool = True) -> 
         footer = [f"Flag catalog of sglang {cat.sglang_version}{origin} · [server arguments]({SERVER_ARGS_DOCS})"]
     else:
         findings = [f for f in findings_at(result, offset) if f.span.start <= offset <= f.span.end]
-        if not findings:
+        flag = _refused_flag_at(result, offset)
+        if flag is not None:
+            # a flag sglang refuses as written (`--enable-metrics=true`): still say what it is
+            word, opt, cat = flag
+            hover_span = word.span
+            sections.append(option_facts(opt, cat))
+            findings += [f for f in findings_at(result, word.span.start, word.span.end) if f not in findings]
+        elif not findings:
             return None
-        hover_span = min((f.span for f in findings), key=lambda s: s.end - s.start)
+        else:
+            hover_span = min((f.span for f in findings), key=lambda s: s.end - s.start)
         footer = [f"[sglang server arguments]({SERVER_ARGS_DOCS})"]
     if findings:
         sections.append(_finding_lines(findings))
