@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import rules
+from . import file_context, rules
 from .argv import ParsedArgs, resolve
 from .catalog import Catalog, load_catalog
 from .config_file import read_config
@@ -42,6 +42,10 @@ class Options:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     model_search_paths: tuple[str, ...] = ()  # workspace roots a relative --model-path is also looked up in
+    extend_select: tuple[str, ...] = ()
+    severity: tuple = ()  # (code or prefix, Severity, Origin) entries above the configuration file's
+    project: Any = None  # the configuration file's level for this file (project_config.FileSettings)
+    origin: str = "cli"  # what the values above are: "cli" flags or editor "setting"s
 
 
 @dataclass
@@ -55,6 +59,8 @@ class Result:
     errors: list[str] = field(default_factory=list)  # internal errors, kept apart from findings
     tree: Any = None  # the tree-sitter tree of the checked text (shell), for incremental re-parsing
     options: Options | None = None
+    context: Any = None  # precedence.LaunchContext: gpu, sglang version, model … with their origins
+    directives: Any = None  # directives.Directives of the checked file
 
 
 def detect_language(path: str | None, text: str) -> str | None:
@@ -77,17 +83,18 @@ def detect_language(path: str | None, text: str) -> str | None:
 
 
 def _selected(code: str, options: Options) -> bool:
-    if options.select and not any(code.startswith(s) for s in options.select):
-        return False
-    return not any(code.startswith(s) for s in options.ignore)
+    from .project_config import selected
+
+    return selected(code, file_context.selections(options))
 
 
 def check_document(doc: Document, options: Options | None = None, old_tree: Any = None) -> Result:
     """``old_tree``: optional previous tree of ``doc`` edited to its text (shell only; the
     language server's incremental sync); the findings never depend on it."""
     options = options or Options()
-    cat = load_catalog(options.sglang_version)
-    result = Result(doc.path, doc, [], options=options)
+    context = file_context.begin(doc, options)
+    cat = load_catalog(_bundled(context.value("sglang-version")))
+    result = Result(doc.path, doc, [], options=options, context=context)
     try:
         if doc.language == "yaml":
             _check_yaml(doc, cat, result)
@@ -96,10 +103,15 @@ def check_document(doc: Document, options: Options | None = None, old_tree: Any 
     except Exception as exc:  # pragma: no cover - defensive: one bad file must not stop a run
         log.exception("internal error while checking %s", doc.path)
         result.errors.append(f"internal error: {type(exc).__name__}: {exc}")
-    result.findings = sorted(
-        (f for f in result.findings if _selected(f.code, options)), key=lambda f: f.sort_key()
-    )
+    result.findings = file_context.finish(result, options)
     return result
+
+
+def _bundled(version: str | None) -> str | None:
+    """``version`` when a catalog for it is bundled (an inferred version may name any release)."""
+    from .catalog import available_versions
+
+    return version if version in available_versions() else None
 
 
 def check(text: str, path: str | None = None, options: Options | None = None, language: str | None = None) -> list[Finding]:
@@ -125,6 +137,7 @@ def _check_shell(doc: Document, cat: Catalog, result: Result, old_tree: Any = No
     script = extract(Source(doc.data, None), base_dir, old_tree=old_tree)
     result.tree = script.tree
     result.invocations = script.invocations
+    file_context.attach(result, script.invocations)
     result.findings += continuation_findings(doc, script)
     for inv in script.invocations:
         if inv.kind != "server":
@@ -142,6 +155,10 @@ def _program_span(inv: Invocation) -> Span:
 
 
 def _check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs: dict | None = None) -> None:
+    if result.context is not None and inv.span.path is None:
+        version = _bundled(result.context.value("sglang-version", inv.span.start))
+        if version is not None and version != cat.sglang_version:
+            cat = load_catalog(version)  # a directive (or inference) for this launch names another release
     args = list(inv.args)
     if inv.program and inv.program[-1].text == "serve":
         args = _serve_argv(args)
@@ -284,6 +301,7 @@ def _check_yaml(doc: Document, cat: Catalog, result: Result) -> None:
     base_dir = os.path.dirname(doc.path) if doc.path else None
     scan = extract_yaml(doc, base_dir, cat)
     result.invocations = scan.invocations
+    file_context.attach(result, scan.invocations)
     result.findings += scan.findings
     for cfg in scan.configs:
         result.findings += cfg.findings

@@ -68,6 +68,9 @@ RULES: list[Rule] = [
     Rule("SGL024", "backslash-continuation-in-yaml-string", E, "`\\` at a line end of a YAML command string, where it does not continue the line"),
     Rule("SGL025", "non-string-k8s-argument", E, "Kubernetes command/args item that YAML reads as a number or boolean"),
     Rule("SGL026", "several-words-in-one-list-item", E, "Command/args list item holding several words, which nothing splits"),
+    Rule("SGL040", "invalid-directive", W, "`# sglang-lsp:` comment with an unknown key, a bad value or a malformed suppression"),
+    Rule("SGL041", "unused-suppression", W, "`# sglang-lsp: ignore[…]` that suppresses no finding"),
+    Rule("SGL042", "suppression-without-reason", H, "`# sglang-lsp: ignore[…]` that does not say why"),
 ]
 
 
