@@ -492,6 +492,16 @@ def invalidate() -> None:
     _found.clear()
 
 
+def known_files() -> set[str]:
+    """Every configuration file read so far (with the files they extend)."""
+    out = set()
+    for path, (_, cfg) in list(_parsed.items()):
+        out.add(path)
+        if isinstance(cfg, ProjectConfig):
+            out.update(cfg.files)
+    return out
+
+
 def _stamp(path: str) -> tuple:
     try:
         st = os.stat(path)

@@ -35,7 +35,7 @@ class Settings:
         configured paths, as the CLI searches its working directory."""
         paths = self.model_search_paths + tuple(r for r in roots if r not in self.model_search_paths)
         return Options(sglang_version=self.sglang_version, gpu=self.gpu, select=self.select, ignore=self.ignore,
-                       model_search_paths=paths)
+                       model_search_paths=paths, origin="setting")
 
 
 @dataclass
