@@ -284,8 +284,11 @@ class _Configs:
     none with ``--isolated``, else the nearest one found upwards (cached per directory)."""
 
     def __init__(self, args: argparse.Namespace):
+        from . import project_config
+
         self.isolated = args.isolated
         self.given = args.config_file
+        project_config.invalidate()  # read afresh in every run (main() may be called repeatedly)
 
     def first(self):
         """Load ``--config-file`` at once: a missing or invalid one is an error before anything runs."""

@@ -236,11 +236,11 @@ def parse(doc: Document, launches: list[Launch] | None = None, *, gpu_known=None
                                         "on a line of their own, before the command or at the top of the file"))
             continue
         target = _target(doc, line)
-        scope: list[tuple[int, int]] | None = None
+        scope: tuple[int, int] | None = None
         if target is not None:
             ranges, reached = _attached(doc, target, launches)
             if reached:
-                scope = ranges
+                scope = (min(a for a, _ in ranges), max(b for _, b in ranges))
         for item in _ITEM.finditer(body):
             start, end = body_start + item.start(), body_start + item.end()
             _setting(out, item.group().decode("utf-8", "surrogateescape"), start, end, line, scope,
@@ -290,9 +290,7 @@ def _setting(out: Directives, text: str, start: int, end: int, line: int, scope,
                                     f"{_suggest(key, SETTING_KEYS + tuple(SUPPRESSION_KINDS))}"
                                     f" (known: {', '.join(SETTING_KEYS)}, model.<fact>, ignore[…], ignore-file[…])"))
         return
-    scopes = scope if scope is not None else [None]
-    for s in scopes:
-        out.settings.append(Setting(key, parsed, line, start, end, s))
+    out.settings.append(Setting(key, parsed, line, start, end, scope))
 
 
 def _suppression(doc: Document, out: Directives, m: re.Match, base: int, line: int, hash_at: int, line_end: int,
