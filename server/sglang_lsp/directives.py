@@ -201,10 +201,12 @@ def _attached(doc: Document, target: int, launches: list[Launch]) -> tuple[list[
 
 
 def parse(doc: Document, launches: list[Launch] | None = None, *, gpu_known=None, versions=None,
-          model_facts=None) -> Directives:
+          model_facts=None, is_comment=None) -> Directives:
     """All directives of ``doc``. ``launches``: the launch commands found in it (for "right
     before"); ``gpu_known(name) -> bool``, ``versions`` (bundled sglang versions) and
-    ``model_facts`` (declarable fact names) validate values; ``None`` skips that check."""
+    ``model_facts`` (declarable fact names) validate values; ``is_comment(byte) -> bool`` tells
+    whether a ``#`` at that offset starts a comment (from the syntax tree: not inside a string
+    or a heredoc); ``None`` skips that check."""
     launches = launches or []
     out = Directives()
     data = doc.data
@@ -220,6 +222,8 @@ def parse(doc: Document, launches: list[Launch] | None = None, *, gpu_known=None
         if m is None:
             continue
         hash_at = ls + (raw.index(b"#") if own else m.start() + 1)
+        if is_comment is not None and not is_comment(hash_at):
+            continue
         marker = _MARKER.match(data, hash_at)
         body_start = marker.end()
         body = data[body_start:le]

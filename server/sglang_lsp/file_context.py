@@ -40,9 +40,36 @@ def _validators():
     return (lambda name: gpu_profile(name) is not None), tuple(available_versions()), frozenset(MODEL_FACT_NAMES)
 
 
-def read_directives(doc: Document, launches: list[directives_mod.Launch] | None = None) -> directives_mod.Directives:
+def read_directives(doc: Document, launches: list[directives_mod.Launch] | None = None,
+                    tree=None) -> directives_mod.Directives:
+    """The directives of ``doc``; ``tree``: its tree-sitter tree, when at hand (shell)."""
     gpu_known, versions, facts = _validators()
-    return directives_mod.parse(doc, launches, gpu_known=gpu_known, versions=versions, model_facts=facts)
+    return directives_mod.parse(doc, launches, gpu_known=gpu_known, versions=versions, model_facts=facts,
+                                is_comment=_comment_test(doc, tree))
+
+
+def _comment_test(doc: Document, tree=None):
+    """Whether a `#` at a byte offset starts a comment: a shell ``comment`` node, or in YAML a
+    ``comment`` node or a line of a block scalar (a comment of the embedded script)."""
+    from .queries import parser
+
+    if doc.language == "yaml":
+        tree = parser("yaml").parse(doc.data)
+    elif tree is None:
+        tree = parser("bash").parse(doc.data)
+
+    def is_comment(byte: int) -> bool:
+        node = tree.root_node.descendant_for_byte_range(byte, byte + 1)
+        while node is not None:
+            if node.type == "comment":
+                return True
+            if node.type in ("block_scalar", "heredoc_body", "string", "raw_string", "ansi_c_string",
+                             "double_quote_scalar", "single_quote_scalar", "plain_scalar"):
+                return node.type == "block_scalar"
+            node = node.parent
+        return doc.language == "shell"
+
+    return is_comment
 
 
 def _add_directives(ctx: LaunchContext, doc: Document, found: directives_mod.Directives) -> None:
@@ -85,7 +112,7 @@ def attach(result, invocations) -> None:
         if inv.span.path is None:
             launches.append(directives_mod.Launch(doc.line_of(inv.span.start),
                                                   doc.line_of(max(inv.span.start, inv.span.end - 1))))
-    found = read_directives(doc, launches)
+    found = read_directives(doc, launches, getattr(result, "tree", None))
     result.directives = found
     if result.context is not None:
         _add_directives(result.context, doc, found)

@@ -45,19 +45,30 @@ def apply(doc: Document, findings: list[Finding], directives: Directives) -> lis
             if hit:
                 continue
         kept.append(f)
-    extra = []
-    for s in sups:
-        extra += _unused(doc, s)
-        if not s.reason:
-            at = s.codes[-1][2] + 1  # after `]`
-            extra.append(Finding(NO_REASON, rules.get(NO_REASON).severity,
-                                 f"`{s.kind}[…]` without a reason: say why the rule does not apply here",
-                                 Span(s.comment_start, min(at, s.comment_end))))
-    for f in extra:  # `ignore-file[SGL041]` silences these too
-        line = doc.line_of(f.span.start)
-        if not any(s.covers(f.code, line) for s in sups if s.kind == "ignore-file"):
-            kept.append(f)
+    reasons = [Finding(NO_REASON, rules.get(NO_REASON).severity,
+                       f"`{s.kind}[…]` without a reason: say why the rule does not apply here",
+                       Span(s.comment_start, min(s.codes[-1][2] + 1, s.comment_end)))  # up to `]`
+               for s in sups if not s.reason]
+    kept += _file_level(doc, reasons, sups)
+    unused = [f for s in sups for f in _unused(doc, s)]
+    kept += _file_level(doc, unused, sups)
     return kept
+
+
+def _file_level(doc: Document, found: list[Finding], sups: list[Suppression]) -> list[Finding]:
+    """``found`` less what an ``ignore-file[…]`` silences (``ignore-file[SGL042]`` works too)."""
+    out = []
+    for f in found:
+        line = doc.line_of(f.span.start)
+        hit = False
+        for s in sups:
+            written = s.covers(f.code, line) if s.kind == "ignore-file" else None
+            if written is not None:
+                s.used.add(written)
+                hit = True
+        if not hit:
+            out.append(f)
+    return out
 
 
 def _unused(doc: Document, s: Suppression) -> list[Finding]:
