@@ -330,3 +330,17 @@ def test_model_search_paths_are_relative_to_the_configuration(tmp_path):
     cfg = project_config.discover(str(tmp_path / "conf" / "x.sh"))
     assert cfg.model_search_paths[0] == str(tmp_path / "models")
     assert not cfg.model_search_paths[1].startswith("~")
+
+
+@pytest.mark.parametrize("doc", ["docs/configuration.md", "README.md"])
+def test_configuration_examples_in_the_docs_are_valid(tmp_path, doc):
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / doc).read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "[tool.sglang-lsp]" in b]
+    assert blocks
+    for block in blocks:
+        write(tmp_path / "pyproject.toml", block)
+        project_config.invalidate()
+        cfg = project_config.discover(str(tmp_path / "x.sh"))
+        assert cfg is not None and cfg.values
