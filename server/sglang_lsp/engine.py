@@ -9,6 +9,7 @@ never as a finding.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 import re
@@ -109,9 +110,14 @@ def check_document(doc: Document, options: Options | None = None, old_tree: Any 
 
 def _bundled(version: str | None) -> str | None:
     """``version`` when a catalog for it is bundled (an inferred version may name any release)."""
+    return version if version is not None and version in _bundled_versions() else None
+
+
+@functools.cache
+def _bundled_versions() -> frozenset[str]:
     from .catalog import available_versions
 
-    return version if version in available_versions() else None
+    return frozenset(available_versions())
 
 
 def check(text: str, path: str | None = None, options: Options | None = None, language: str | None = None) -> list[Finding]:
