@@ -45,7 +45,7 @@ def watching_client() -> LanguageClient:
 
 
 @contextlib.asynccontextmanager
-async def session(root, watch: bool = True):
+async def session(root, watch: bool = True, init_options=None):
     config = ClientServerConfig(server_command=SERVER, server_env=server_env(), client_factory=watching_client)
     lsp = await config.start()
     try:
@@ -53,7 +53,7 @@ async def session(root, watch: bool = True):
         caps.workspace.did_change_watched_files = types.DidChangeWatchedFilesClientCapabilities(
             dynamic_registration=watch)
         await lsp.initialize_session(types.InitializeParams(
-            capabilities=caps, root_uri=root.as_uri(),
+            capabilities=caps, root_uri=root.as_uri(), initialization_options=init_options,
             workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="root")]))
         yield lsp
         await lsp.shutdown_session()
@@ -189,3 +189,19 @@ async def test_suppression_code_actions(tmp_path):
         # the fix-all action never includes suppressions
         fix_all = next(a for a in acts if a.kind == "source.fixAll.sglang-lsp")
         assert "sglang-lsp: ignore" not in apply_text_edits(text, edits_of(fix_all, uri))
+
+
+AMD_ONLY = "python -m sglang.launch_server --model-path /models/x --quantization w8a8_int8\n"  # SGL107 on AMD only
+
+
+@pytest.mark.parametrize("init_options, directive, fires", [
+    (None, "", True),  # configuration file: MI300X
+    (None, "# sglang-lsp: gpu=H100\n", False),  # directive beats the configuration file
+    ({"gpu": "MI300X"}, "# sglang-lsp: gpu=H100\n", True),  # setting beats the directive
+    ({"gpu": "H100"}, "", False),  # setting beats the configuration file
+])
+async def test_precedence_in_the_editor(tmp_path, init_options, directive, fires):
+    (tmp_path / ".sglang-lsp.toml").write_text('gpu = "MI300X"\n')
+    async with session(tmp_path, init_options=init_options) as client:
+        uri = open_file(client, tmp_path / "run.sh", directive + AMD_ONLY)
+        assert ("SGL107" in codes(await latest(client, uri))) is fires

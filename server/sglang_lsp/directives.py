@@ -111,7 +111,7 @@ class Directives:
 
 def _suggest(word: str, choices) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean `{close[0]}`?)" if close else ""
+    return f"; did you mean `{close[0]}`?" if close else ""
 
 
 def _target(doc: Document, line: int) -> int | None:
@@ -268,8 +268,8 @@ def _setting(out: Directives, text: str, start: int, end: int, line: int, scope,
         if gpu_known is not None and not gpu_known(value):
             from .context import gpu_names
 
-            out.problems.append(Problem(start, end, f"unknown GPU `{value}`{_suggest(value.upper(), gpu_names())};"
-                                        f" known: {', '.join(gpu_names())}"))
+            out.problems.append(Problem(start, end, f"unknown GPU `{value}`{_suggest(value.upper(), gpu_names())}"
+                                        f" (known: {', '.join(gpu_names())})"))
             return
     elif key == "sglang":
         value = value.lstrip("v")
