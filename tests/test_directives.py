@@ -86,6 +86,12 @@ def test_yaml_directive_before_a_container_applies_to_its_launch():
     assert [l for c, l in found(doc, "pod.yaml") if c == "SGL107"] == [12, 23]
 
 
+def test_directive_before_an_sglang_config_mapping_applies_to_it():
+    text = "# sglang-lsp: gpu=MI300X\nmodel-path: /models/x\nquantization: w8a8_int8\n"
+    assert "SGL107" in codes(text, "server.yaml")
+    assert "SGL107" not in codes(text.replace("MI300X", "H100"), "server.yaml")
+
+
 def test_model_directive_reads_the_named_checkpoint(tmp_path):
     model = tmp_path / "ckpt"
     shutil.copytree(MODELS / "llama3-8b", model)

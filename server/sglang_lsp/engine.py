@@ -314,7 +314,8 @@ def _check_yaml(doc: Document, cat: Catalog, result: Result) -> None:
         parsed = resolve(cat, cfg.words, check_required=False)
         result.parsed.append(parsed)
         result.findings += parsed.findings
-        result.findings += kb_findings(parsed, None, result, Span(0, 0))
+        at = next((span.start for _, span in cfg.keys if span.path is None), None)
+        result.findings += kb_findings(parsed, None, result, Span(0, 0), at=at)
     for inv in scan.invocations:
         if inv.kind == "server":
             _check_invocation(inv, cat, result, scan.config_refs)

@@ -960,10 +960,13 @@ def explain_text(text: str) -> list[Explained]:
 # the engine's entry point
 
 
-def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor: Span | None) -> list[Finding]:
+def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor: Span | None,
+                at: int | None = None) -> list[Finding]:
     """Knowledge-base findings for one launch of a checked file (called by the engine after the
     argv is resolved). ``result`` is the engine's Result: its options, document and the other
-    documents findings may point into. An internal failure is recorded, never raised."""
+    documents findings may point into. ``at``: the byte offset of a launch without an invocation
+    (a ``--config`` mapping checked on its own), for the settings scoped to where it is. An
+    internal failure is recorded, never raised."""
     try:
         doc = result.document
         settings = getattr(result, "context", None)
@@ -972,7 +975,8 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
             from .file_context import begin
 
             settings = begin(doc, getattr(result, "options", None) or Options())
-        at = inv.span.start if inv is not None and inv.span.path is None else None
+        if inv is not None and inv.span.path is None:
+            at = inv.span.start  # where the launch is: directives and inferred values scoped to it apply
         gpu = settings.value("gpu", at)
         version = settings.value("sglang-version", at)
         model_dir = settings.value("model", at)
