@@ -1,8 +1,9 @@
 """The one entry point both the CLI and the language server call: text in, findings out.
 
 ``check(text, path, options)`` → detect the file kind → extract invocations → resolve argv
-against the catalog (with the ``--config`` file merged in) → catalog checks → filter by
-select/ignore. An exception inside one check is contained and reported as an internal error,
+against the catalog (with the ``--config`` file merged in) → catalog checks → suppression
+comments, rule selection and configured severities (:mod:`sglang_lsp.file_context`; the
+settings of every level, with their origins, are ``Result.context``). An exception inside one check is contained and reported as an internal error,
 never as a finding.
 """
 
@@ -104,7 +105,12 @@ def check_document(doc: Document, options: Options | None = None, old_tree: Any 
     except Exception as exc:  # pragma: no cover - defensive: one bad file must not stop a run
         log.exception("internal error while checking %s", doc.path)
         result.errors.append(f"internal error: {type(exc).__name__}: {exc}")
-    result.findings = file_context.finish(result, options)
+    try:
+        result.findings = file_context.finish(result, options)
+    except Exception as exc:  # pragma: no cover - defensive: suppressions must not lose the findings
+        log.exception("internal error while applying suppressions and selection to %s", doc.path)
+        result.errors.append(f"internal error: {type(exc).__name__}: {exc}")
+        result.findings = sorted((f for f in result.findings if _selected(f.code, options)), key=lambda f: f.sort_key())
     return result
 
 
