@@ -3,8 +3,8 @@
 ``check(text, path, options)`` → detect the file kind → extract invocations → resolve argv
 against the catalog (with the ``--config`` file merged in) → catalog checks → suppression
 comments, rule selection and configured severities (:mod:`sglang_lsp.file_context`; the
-settings of every level, with their origins, are ``Result.context``). An exception inside one check is contained and reported as an internal error,
-never as a finding.
+settings of every level, with their origins, are ``Result.context``). An exception inside
+one check is contained and reported as an internal error, never as a finding.
 """
 
 from __future__ import annotations
