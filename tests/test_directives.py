@@ -127,6 +127,7 @@ def test_sglang_directive_selects_the_catalog():
     ("# sglang-lsp: ignore[SGL107 x", "`ignore[` is not closed with `]`"),
     ("# sglang-lsp: ignore[] x", "`ignore[]` names no rule code"),
     ("# sglang-lsp: ignore-file[E501] x", "`E501` is not a rule code or prefix"),
+    ("# sglang-lsp:", "empty `# sglang-lsp:` directive"),
 ])
 def test_invalid_directives_are_reported(comment, message):
     r = result(comment + "\n" + AMD_ONLY)
@@ -342,3 +343,14 @@ def test_findings_in_other_files_get_no_suppression_edit(tmp_path):
     r = result(text, str(script))
     elsewhere = [f for f in r.findings if f.span.path is not None]
     assert elsewhere and all(suppression_fixes(r, f) == [] for f in elsewhere)
+
+
+def test_no_unused_report_when_the_check_failed(monkeypatch):
+    import sglang_lsp.engine as engine
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(engine, "kb_findings", broken)
+    r = result("# sglang-lsp: gpu=MI300X\n# sglang-lsp: ignore[SGL107] patched\n" + AMD_ONLY)
+    assert r.errors and "SGL041" not in [f.code for f in r.findings]

@@ -239,6 +239,10 @@ def parse(doc: Document, launches: list[Launch] | None = None, *, gpu_known=None
             out.problems.append(Problem(hash_at, le, "settings directives (`gpu=`, `sglang=`, `model=`) must be "
                                         "on a line of their own, before the command or at the top of the file"))
             continue
+        if not body.strip():
+            out.problems.append(Problem(hash_at, le, "empty `# sglang-lsp:` directive: give `key=value` settings "
+                                        "or `ignore[CODES] reason`"))
+            continue
         target = _target(doc, line)
         scope: tuple[int, int] | None = None
         if target is not None:

@@ -139,7 +139,7 @@ def finish(result, options) -> list[Finding]:
         findings += [Finding(INVALID_DIRECTIVE, sev, p.message, Span(p.start, p.end)) for p in found.problems]
     from .suppress import apply
 
-    findings = apply(doc, findings, found)
+    findings = apply(doc, findings, found, report_unused=not result.errors)
     sels = selections(options)
     findings = [f for f in findings if selected(f.code, sels)]
     project: FileSettings | None = getattr(options, "project", None)

@@ -27,8 +27,10 @@ NO_REASON = "SGL042"
 REASON_PLACEHOLDER = "reason"
 
 
-def apply(doc: Document, findings: list[Finding], directives: Directives) -> list[Finding]:
-    """``findings`` less the suppressed ones, plus SGL041/SGL042 for the suppressions."""
+def apply(doc: Document, findings: list[Finding], directives: Directives, report_unused: bool = True) -> list[Finding]:
+    """``findings`` less the suppressed ones, plus SGL041/SGL042 for the suppressions.
+    ``report_unused=False`` when the check failed part-way: a suppression may look unused only
+    because the findings it suppresses were never computed."""
     sups = directives.suppressions
     if not sups:
         return findings
@@ -50,7 +52,7 @@ def apply(doc: Document, findings: list[Finding], directives: Directives) -> lis
                        Span(s.comment_start, min(s.codes[-1][2] + 1, s.comment_end)))  # up to `]`
                for s in sups if not s.reason]
     kept += _file_level(doc, reasons, sups)
-    unused = [f for s in sups for f in _unused(doc, s)]
+    unused = [f for s in sups for f in _unused(doc, s)] if report_unused else []
     kept += _file_level(doc, unused, sups)
     return kept
 
