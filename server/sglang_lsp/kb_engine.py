@@ -13,7 +13,6 @@ are documentation.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import re
