@@ -99,6 +99,20 @@ def test_model_directive_reads_the_named_checkpoint(tmp_path):
                str(tmp_path / "run.sh"))
     at = r.invocations[0].span.start
     assert r.context.resolve("model", at).value == str(model)
+    from sglang_lsp.kb_engine import launch_context
+
+    ctx = launch_context(r.parsed[0], r.invocations[0], gpu=None, base_dirs=[str(tmp_path)], sglang_version=None,
+                         model_dir="ckpt")  # relative to the file's directory
+    assert ctx.model is not None and ctx.model_facts()["known"] is True
+    assert launch_context(r.parsed[0], r.invocations[0], gpu=None, base_dirs=[], sglang_version=None).model is None
+
+
+def test_model_directive_feeds_the_rules():
+    # a GPTQ checkpoint becomes gptq_marlin, which ROCm refuses (SGL107); the hub id is not cached here
+    launch = "python -m sglang.launch_server --model-path someorg/llama3-8b-gptq\n"
+    directive = f"# sglang-lsp: gpu=MI300X model={MODELS / 'llama3-8b-gptq'}\n"
+    assert "SGL107" in codes(directive + launch)
+    assert "SGL107" not in codes("# sglang-lsp: gpu=MI300X\n" + launch)
 
 
 def test_model_directive_facts_feed_the_rules():
