@@ -539,7 +539,11 @@ def _has_tool_table(path: str) -> bool:
         return False
     if b"sglang-lsp" not in raw:
         return False
-    return re.search(rb"(?m)^\s*\[\[?\s*tool\s*\.\s*[\"']?sglang-lsp[\"']?\s*[\].]", raw) is not None
+    try:
+        tool = tomllib.loads(raw.decode("utf-8", "replace")).get("tool")
+    except tomllib.TOMLDecodeError:
+        return True  # it mentions the table: load() reports the syntax error with the file's name
+    return isinstance(tool, dict) and "sglang-lsp" in tool
 
 
 def find(directory: str) -> str | None:
