@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from sglang_lsp.context import PROFILES, find_model_dir, gpu_names, gpu_profile, read_model_facts
-from sglang_lsp.kb_engine import parse_directives
+from sglang_lsp.document import Document
+from sglang_lsp.file_context import read_directives
 
 MODELS = Path(__file__).resolve().parent / "fixtures" / "models"
 
@@ -122,8 +123,9 @@ def test_model_lookup_relative_absolute_and_hf_cache(tmp_path):
 
 
 def test_directives():
-    d = parse_directives("#!/bin/bash\n# sglang-lsp: gpu=H100 model.is_moe=true model.quant_method=awq\n"
-                         "  # sglang-lsp: model.quant_bits=4 model.quant_actorder=null\necho\n")
-    assert d.gpu == "H100"
-    assert d.model == {"is_moe": True, "quant_method": "awq", "quant_bits": 4, "quant_actorder": None}
-    assert parse_directives("echo '# sglang-lsp: gpu=H100'").gpu is None
+    d = read_directives(Document("#!/bin/bash\n# sglang-lsp: gpu=H100 model.is_moe=true model.quant_method=awq\n"
+                                 "  # sglang-lsp: model.quant_bits=4 model.quant_actorder=null\necho\n", "x.sh"))
+    assert d.file_value("gpu").value == "H100"
+    assert {s.key: s.value for s in d.settings if s.key.startswith("model.")} == {
+        "model.is_moe": True, "model.quant_method": "awq", "model.quant_bits": 4, "model.quant_actorder": None}
+    assert read_directives(Document("echo '# sglang-lsp: gpu=H100'\n", "x.sh")).settings == []

@@ -505,6 +505,11 @@ async def test_settings_pulled_with_workspace_configuration(client: LanguageClie
 # --- code actions -----------------------------------------------------------------------------
 
 
+def fixes_only(actions):
+    """The code actions that apply a rule's fix (not the "Suppress …" ones)."""
+    return [a for a in actions or [] if not a.title.startswith("Suppress ")]
+
+
 async def _diagnostics(client, name, text, language_id="shellscript"):
     uri = open_doc(client, name, text, language_id)
     return uri, (await published(client, uri, 1)).diagnostics
@@ -519,7 +524,7 @@ async def test_quick_fixes_are_a_lookup_of_diagnostic_data(client: LanguageClien
             text_document=doc_id(uri), range=d.range, context=types.CodeActionContext(diagnostics=[d])))
         # without an `only` filter the fix-all source action is offered too
         assert {a.kind for a in acts} <= {types.CodeActionKind.QuickFix, "source.fixAll.sglang-lsp"}
-        quick = [a for a in acts if a.kind == types.CodeActionKind.QuickFix]
+        quick = fixes_only([a for a in acts if a.kind == types.CodeActionKind.QuickFix])
         assert quick and all(list(a.diagnostics) == [d] for a in quick)
         if code in ("SGL007", "SGL010"):  # safe: preferred
             (a,) = quick
@@ -559,9 +564,9 @@ async def test_fix_all_applies_every_safe_fix_without_overlap(client: LanguageCl
 async def test_code_action_edits_are_versioned_when_the_client_supports_it(client: LanguageClient):
     uri, diags = await _diagnostics(client, "versioned.sh", "sglang serve --model-path m --tp 2\n")
     (d,) = diags
-    (a,) = await client.text_document_code_action_async(types.CodeActionParams(
+    (a,) = fixes_only(await client.text_document_code_action_async(types.CodeActionParams(
         text_document=doc_id(uri), range=d.range, context=types.CodeActionContext(
-            diagnostics=[d], only=[types.CodeActionKind.QuickFix])))
+            diagnostics=[d], only=[types.CodeActionKind.QuickFix]))))
     (dc,) = a.edit.document_changes
     assert dc.text_document.uri == uri and dc.text_document.version == 1
 
@@ -573,19 +578,19 @@ async def test_stale_diagnostic_data_is_not_trusted(client: LanguageClient):
     (new,) = (await published(client, uri, 2)).diagnostics
     assert old.data["version"] == 1 and new.data["version"] == 2
     # a diagnostic of version 1 carries edits for version 1: not applied to version 2
-    stale = await client.text_document_code_action_async(types.CodeActionParams(
+    stale = fixes_only(await client.text_document_code_action_async(types.CodeActionParams(
         text_document=doc_id(uri), range=old.range, context=types.CodeActionContext(
-            diagnostics=[old], only=[types.CodeActionKind.QuickFix])))
+            diagnostics=[old], only=[types.CodeActionKind.QuickFix]))))
     assert not stale
-    (a,) = await client.text_document_code_action_async(types.CodeActionParams(
+    (a,) = fixes_only(await client.text_document_code_action_async(types.CodeActionParams(
         text_document=doc_id(uri), range=new.range, context=types.CodeActionContext(
-            diagnostics=[new], only=[types.CodeActionKind.QuickFix])))
+            diagnostics=[new], only=[types.CodeActionKind.QuickFix]))))
     assert edits_of(a, uri)[0].range.start.line == 1
     # a diagnostic without data (a client that drops it) is matched against the current findings
     bare = types.Diagnostic(range=new.range, message=new.message, code=new.code, source=new.source)
-    (b,) = await client.text_document_code_action_async(types.CodeActionParams(
+    (b,) = fixes_only(await client.text_document_code_action_async(types.CodeActionParams(
         text_document=doc_id(uri), range=new.range, context=types.CodeActionContext(
-            diagnostics=[bare], only=[types.CodeActionKind.QuickFix])))
+            diagnostics=[bare], only=[types.CodeActionKind.QuickFix]))))
     assert edits_of(b, uri) == edits_of(a, uri)
 
 
@@ -608,9 +613,9 @@ async def test_findings_inside_a_config_file_stay_there(client: LanguageClient, 
     q = await published(client, config.as_uri(), 1)
     d = next(d for d in q.diagnostics if d.code == "SGL010")
     assert d.range == types.Range(start=pos(0, 0), end=pos(0, 10))
-    (a,) = await client.text_document_code_action_async(types.CodeActionParams(
+    (a,) = fixes_only(await client.text_document_code_action_async(types.CodeActionParams(
         text_document=doc_id(config.as_uri()), range=d.range,
-        context=types.CodeActionContext(diagnostics=[d], only=[types.CodeActionKind.QuickFix])))
+        context=types.CodeActionContext(diagnostics=[d], only=[types.CodeActionKind.QuickFix]))))
     fixed = apply_text_edits(config_text, edits_of(a, config.as_uri()))
     assert fixed.startswith("model-path: /m\n")
     # saving the fixed config file re-checks the script that reads it

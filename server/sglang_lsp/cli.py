@@ -7,6 +7,7 @@ The check path never imports pygls/lsprotocol.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import fnmatch
 import os
 import subprocess
@@ -18,6 +19,7 @@ from .catalog import catalog_for
 from .document import Document, decode
 from .engine import Options, check_document, detect_language
 from .findings import CheckError, Severity
+from .project_config import ConfigError
 
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
              ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", "build", "dist"}
@@ -57,6 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "a catalog built from it (cached; see `sglang-lsp catalog build`)")
     c.add_argument("--select", type=_codes, default=(), help="only these codes or prefixes (comma-separated)")
     c.add_argument("--ignore", type=_codes, default=(), help="skip these codes or prefixes (comma-separated)")
+    c.add_argument("--extend-select", type=_codes, default=(), help="also these codes or prefixes (comma-separated)")
+    cfg = c.add_mutually_exclusive_group()
+    cfg.add_argument("--config-file", metavar="PATH",
+                     help="use this sglang-lsp configuration (.sglang-lsp.toml or pyproject.toml) for every file "
+                          "instead of discovering one (not sglang's --config)")
+    cfg.add_argument("--isolated", action="store_true", help="ignore all sglang-lsp configuration files")
     c.add_argument("--stdin-filename", help="path to report (and detect the kind from) when reading '-'")
     c.add_argument("--fix", action="store_true", help="apply safe fixes to the files (rewritten atomically)")
     c.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, also apply unsafe fixes")
@@ -159,26 +167,37 @@ def _run_check(args: argparse.Namespace) -> int:
     if version is _FAILED:
         return 2
     options = Options(sglang_version=version, gpu=args.gpu, select=args.select, ignore=args.ignore,
-                      model_search_paths=(os.getcwd(),))
+                      extend_select=args.extend_select, model_search_paths=(os.getcwd(),))
     from .output import locate, render_json, render_text
 
+    configs = _Configs(args)
     targets: list[tuple[str, bytes | None, bool]] = []  # (display path, data or None, explicit)
     problems = 0
-    for given in args.paths:
-        if given == "-":
-            targets.append((args.stdin_filename or "-", sys.stdin.buffer.read(), True))
-            continue
-        p = Path(given)
-        if p.is_dir():
-            for f in _walk(p):
-                if _candidate(f):
-                    rel = os.path.join(given, os.path.relpath(f, p)) if given not in (".", "./") else os.path.relpath(f, p)
-                    targets.append((rel, None, False))
-        elif p.exists():
-            targets.append((given, None, True))
-        else:
-            print(f"sglang-lsp: error: {given}: no such file or directory", file=sys.stderr)
-            problems += 1
+    try:
+        configs.first()
+        for given in args.paths:
+            if given == "-":
+                targets.append((args.stdin_filename or "-", sys.stdin.buffer.read(), True))
+                continue
+            p = Path(given)
+            if p.is_dir():
+                for f in _walk(p):
+                    if _candidate(f):
+                        rel = os.path.join(given, os.path.relpath(f, p)) if given not in (".", "./") else os.path.relpath(f, p)
+                        cfg = configs.of(rel)
+                        if cfg is not None and cfg.excluded(rel):
+                            continue  # `exclude` applies to what a directory walk finds, as in Ruff
+                        targets.append((rel, None, False))
+            elif p.exists():
+                configs.of(given)
+                targets.append((given, None, True))
+            else:
+                print(f"sglang-lsp: error: {given}: no such file or directory", file=sys.stderr)
+                problems += 1
+    except ConfigError as exc:
+        for line in exc.problems:
+            print(f"sglang-lsp: error: {line}", file=sys.stderr)
+        return 2
 
     fixing = args.fix or args.diff
     if args.fix and not args.diff and any(d is not None for _, d, _ in targets):
@@ -219,13 +238,17 @@ def _run_check(args: argparse.Namespace) -> int:
             language = "shell"
         files_checked += 1
         checked_paths.append(display)
+        cfg = configs.of(kind_path)
+        file_options = options if cfg is None else dataclasses.replace(
+            options, project=cfg.for_file(kind_path or os.path.join(os.getcwd(), "-")))
         if fixing:
-            result, n, changed, failed = _fix_one(args, display, data, snap, Document(text, kind_path, language), options)
+            result, n, changed, failed = _fix_one(args, display, data, snap, Document(text, kind_path, language),
+                                                  file_options)
             fixed_count += n
             diffs += changed
             problems += failed
         else:
-            result = check_document(Document(text, kind_path, language), options)
+            result = check_document(Document(text, kind_path, language), file_options)
         for err in result.errors:
             print(f"sglang-lsp: {display}: {err}", file=sys.stderr)
             internal = True
@@ -299,6 +322,36 @@ def _target_version(args: argparse.Namespace):
         print(f"sglang-lsp: error: {exc}", file=sys.stderr)
         return _FAILED
     return version
+
+
+class _Configs:
+    """The sglang-lsp configuration of each checked file: the one given with ``--config-file``,
+    none with ``--isolated``, else the nearest one found upwards (cached per directory)."""
+
+    def __init__(self, args: argparse.Namespace):
+        from . import project_config
+
+        self.isolated = args.isolated
+        self.given = args.config_file
+        project_config.invalidate()  # read afresh in every run (main() may be called repeatedly)
+
+    def first(self):
+        """Load ``--config-file`` at once: a missing or invalid one is an error before anything runs."""
+        from . import project_config
+
+        if self.given is not None and not self.isolated:
+            if not os.path.isfile(self.given):
+                raise project_config.ConfigError(self.given, [f"{self.given}: no such configuration file"])
+            project_config.load(self.given)
+
+    def of(self, path: str | None):
+        from . import project_config
+
+        if self.isolated:
+            return None
+        if self.given is not None:
+            return project_config.load(self.given)
+        return project_config.discover(path)
 
 
 def _print_statistics(locs, stream) -> None:
@@ -424,6 +477,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except CheckError as exc:
         print(f"sglang-lsp: error: {exc}", file=sys.stderr)
+        return 2
+    except ConfigError as exc:
+        for line in exc.problems:
+            print(f"sglang-lsp: error: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -1,14 +1,16 @@
 """The one entry point both the CLI and the language server call: text in, findings out.
 
 ``check(text, path, options)`` → detect the file kind → extract invocations → resolve argv
-against the catalog (with the ``--config`` file merged in) → catalog checks → filter by
-select/ignore. An exception inside one check is contained and reported as an internal error,
-never as a finding.
+against the catalog (with the ``--config`` file merged in) → catalog checks → suppression
+comments, rule selection and configured severities (:mod:`sglang_lsp.file_context`; the
+settings of every level, with their origins, are ``Result.context``). An exception inside
+one check is contained and reported as an internal error, never as a finding.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 import re
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import rules
+from . import file_context, rules
 from .argv import ParsedArgs, resolve
 from .catalog import Catalog, load_catalog
 from .config_file import read_config
@@ -42,6 +44,14 @@ class Options:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     model_search_paths: tuple[str, ...] = ()  # workspace roots a relative --model-path is also looked up in
+    extend_select: tuple[str, ...] = ()
+    severity: tuple = ()  # (code or prefix, Severity, Origin) entries above the configuration file's
+    project: Any = None  # the configuration file's level for this file (project_config.FileSettings)
+    origin: str = "cli"  # what the values above are: "cli" flags or editor "setting"s
+    # the release of the sglang installed in the workspace's environment: a guess at the
+    # ``inferred`` level (a directive or the file itself says better), see docs/configuration.md
+    environment_version: str | None = None
+    environment_detail: str = ""
 
 
 @dataclass
@@ -55,6 +65,8 @@ class Result:
     errors: list[str] = field(default_factory=list)  # internal errors, kept apart from findings
     tree: Any = None  # the tree-sitter tree of the checked text (shell), for incremental re-parsing
     options: Options | None = None
+    context: Any = None  # precedence.LaunchContext: gpu, sglang version, model … with their origins
+    directives: Any = None  # directives.Directives of the checked file
 
 
 def detect_language(path: str | None, text: str) -> str | None:
@@ -77,17 +89,18 @@ def detect_language(path: str | None, text: str) -> str | None:
 
 
 def _selected(code: str, options: Options) -> bool:
-    if options.select and not any(code.startswith(s) for s in options.select):
-        return False
-    return not any(code.startswith(s) for s in options.ignore)
+    from .project_config import selected
+
+    return selected(code, file_context.selections(options))
 
 
 def check_document(doc: Document, options: Options | None = None, old_tree: Any = None) -> Result:
     """``old_tree``: optional previous tree of ``doc`` edited to its text (shell only; the
     language server's incremental sync); the findings never depend on it."""
     options = options or Options()
-    cat = load_catalog(options.sglang_version)
-    result = Result(doc.path, doc, [], options=options)
+    context = file_context.begin(doc, options)
+    cat = _catalog_named(context.value("sglang-version"))
+    result = Result(doc.path, doc, [], options=options, context=context)
     try:
         if doc.language == "yaml":
             _check_yaml(doc, cat, result)
@@ -96,9 +109,12 @@ def check_document(doc: Document, options: Options | None = None, old_tree: Any 
     except Exception as exc:  # pragma: no cover - defensive: one bad file must not stop a run
         log.exception("internal error while checking %s", doc.path)
         result.errors.append(f"internal error: {type(exc).__name__}: {exc}")
-    result.findings = sorted(
-        (f for f in result.findings if _selected(f.code, options)), key=lambda f: f.sort_key()
-    )
+    try:
+        result.findings = file_context.finish(result, options)
+    except Exception as exc:  # pragma: no cover - defensive: suppressions must not lose the findings
+        log.exception("internal error while applying suppressions and selection to %s", doc.path)
+        result.errors.append(f"internal error: {type(exc).__name__}: {exc}")
+        result.findings = sorted((f for f in result.findings if _selected(f.code, options)), key=lambda f: f.sort_key())
     return result
 
 
@@ -125,6 +141,7 @@ def _check_shell(doc: Document, cat: Catalog, result: Result, old_tree: Any = No
     script = extract(Source(doc.data, None), base_dir, old_tree=old_tree)
     result.tree = script.tree
     result.invocations = script.invocations
+    file_context.attach(result, script.invocations)
     result.findings += continuation_findings(doc, script)
     for inv in script.invocations:
         if inv.kind != "server":
@@ -142,7 +159,7 @@ def _program_span(inv: Invocation) -> Span:
 
 
 def _check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs: dict | None = None) -> None:
-    cat = _catalog_of(inv, cat)
+    cat = _catalog_of(inv, cat, result)
     args = list(inv.args)
     if inv.program and inv.program[-1].text == "serve":
         args = _serve_argv(args)
@@ -155,17 +172,28 @@ def _check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs
     result.findings += kb_findings(parsed, inv, result, _program_span(inv))
 
 
-def _catalog_of(inv: Invocation, cat: Catalog) -> Catalog:
-    """The catalog of one launch: the file's, unless the launch names its own sglang release
-    (``sglang_version`` of the invocation, e.g. inferred from a container image tag)."""
-    version = getattr(inv, "sglang_version", None)
-    if not version:
+def _catalog_of(inv: Invocation, cat: Catalog, result: Result) -> Catalog:
+    """The catalog of one launch: the file's, unless a release is named for this launch alone
+    (a directive right before it, or a value inferred for its YAML document, through the
+    context's precedence; else ``sglang_version`` set on the invocation by extraction)."""
+    version = None
+    if result.context is not None and inv.span.path is None:
+        version = result.context.value("sglang-version", inv.span.start)
+    version = version or getattr(inv, "sglang_version", None)
+    if not version or version == cat.sglang_version:
         return cat
+    return _catalog_named(version, cat)
+
+
+def _catalog_named(version: str | None, fallback: Catalog | None = None) -> Catalog:
+    """The catalog of ``version``; a release no catalog is known for falls back to ``fallback``
+    (the file's catalog, or the default target's). Command-line and setting values are
+    validated before any check runs, so only in-file and inferred values can land here."""
     try:
         return load_catalog(version)
-    except CheckError as exc:  # a release no catalog is known for: the file's catalog instead
-        log.info("launch at %s: %s", inv.span.start, exc)
-        return cat
+    except CheckError as exc:
+        log.info("%s; using the catalog of sglang %s", exc, (fallback or load_catalog(None)).sglang_version)
+        return fallback or load_catalog(None)
 
 
 def _serve_argv(args: list[Word]) -> list[Word] | None:
@@ -298,13 +326,15 @@ def _check_yaml(doc: Document, cat: Catalog, result: Result) -> None:
     base_dir = os.path.dirname(doc.path) if doc.path else None
     scan = extract_yaml(doc, base_dir, cat)
     result.invocations = scan.invocations
+    file_context.attach(result, scan.invocations)
     result.findings += scan.findings
     for cfg in scan.configs:
         result.findings += cfg.findings
         parsed = resolve(cat, cfg.words, check_required=False)
         result.parsed.append(parsed)
         result.findings += parsed.findings
-        result.findings += kb_findings(parsed, None, result, Span(0, 0))
+        at = next((span.start for _, span in cfg.keys if span.path is None), None)
+        result.findings += kb_findings(parsed, None, result, Span(0, 0), at=at)
     for inv in scan.invocations:
         if inv.kind == "server":
             _check_invocation(inv, cat, result, scan.config_refs)

@@ -13,7 +13,6 @@ are documentation.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import re
@@ -108,39 +107,6 @@ def kb_rules() -> tuple[KbRule, ...]:
 
 def rule_by_code(code: str) -> KbRule | None:
     return next((r for r in kb_rules() if r.code == code), None)
-
-
-# ---------------------------------------------------------------------------------------------
-# directives: `# sglang-lsp: gpu=H100 model.is_moe=true`
-
-_DIRECTIVE = re.compile(r"(?m)^[ \t]*#+[ \t]*sglang-lsp:[ \t]*(?P<body>[^\n]*)$")
-
-
-@dataclass
-class Directives:
-    gpu: str | None = None
-    model: dict[str, Any] | None = None
-    problems: list[tuple[int, str]] | None = None  # (byte offset, message)
-
-
-def parse_directives(text: str) -> Directives:
-    """File-level settings written as comments: ``# sglang-lsp: gpu=H100``, and declared model
-    facts for a checkpoint that is not available locally (``model.quant_method=awq``)."""
-    out = Directives(problems=[])
-    for m in _DIRECTIVE.finditer(text):
-        for item in m.group("body").split():
-            key, eq, value = item.partition("=")
-            if not eq:
-                continue
-            if key == "gpu":
-                out.gpu = value
-            elif key.startswith("model."):
-                try:
-                    parsed: Any = json.loads(value)
-                except ValueError:
-                    parsed = value
-                out.model = dict(out.model or {}, **{key[len("model."):]: parsed})
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -714,12 +680,18 @@ def render(text: str, r: LaunchResolver) -> str:
 
 def launch_context(parsed: ParsedArgs, inv: Invocation | None, *, gpu: str | None, base_dirs: list[str],
                    sglang_version: str | None, env: dict[str, str | None] | None = None,
-                   hf_caches=None) -> Context:
+                   hf_caches=None, model_dir: str | None = None) -> Context:
+    """``model_dir``: a checkpoint directory named by a ``model=`` directive, read instead of the
+    launch's ``--model-path`` (which may be a variable or a hub id not cached here)."""
     profile = gpu_profile(gpu)
     model_path = parsed.get("model_path")
     dummy = isinstance(model_path, str) and model_path.lower() in ("dummy", "none")
     facts = None
-    if isinstance(model_path, str) and not dummy and not (parsed.open and "model_path" not in parsed.explicit):
+    if model_dir is not None and not dummy:
+        found = find_model_dir(os.path.expanduser(model_dir), base_dirs, hf_caches)
+        if found is not None:
+            facts = model_facts(found)
+    elif isinstance(model_path, str) and not dummy and not (parsed.open and "model_path" not in parsed.explicit):
         found = find_model_dir(model_path, base_dirs, hf_caches)
         if found is not None:
             facts = model_facts(found)
@@ -1112,28 +1084,40 @@ def explain_text(text: str) -> list[Explained]:
 # the engine's entry point
 
 
-def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor: Span | None) -> list[Finding]:
+def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor: Span | None,
+                at: int | None = None) -> list[Finding]:
     """Knowledge-base findings for one launch of a checked file (called by the engine after the
     argv is resolved). ``result`` is the engine's Result: its options, document and the other
-    documents findings may point into. An internal failure is recorded, never raised."""
+    documents findings may point into. ``at``: the byte offset of a launch without an invocation
+    (a ``--config`` mapping checked on its own), for the settings scoped to where it is. An
+    internal failure is recorded, never raised."""
     try:
-        options = getattr(result, "options", None)
         doc = result.document
-        directives = _directives_of(doc.text)
-        gpu = (getattr(options, "gpu", None) or directives.gpu) if options is not None else directives.gpu
+        settings = getattr(result, "context", None)
+        if settings is None:  # a Result built by hand: only the check's options count
+            from .engine import Options
+            from .file_context import begin
+
+            settings = begin(doc, getattr(result, "options", None) or Options())
+        if inv is not None and inv.span.path is None:
+            at = inv.span.start  # where the launch is: directives and inferred values scoped to it apply
+        gpu = settings.value("gpu", at)
+        model_dir = settings.value("model", at)
+        declared = {k: v.value for k, v in settings.prefixed("model.", at).items()} or None
         base_dirs: list[str] = []
         if inv is not None and inv.base_dir:
             base_dirs.append(inv.base_dir)
         elif doc.path:
             base_dirs.append(os.path.dirname(os.path.abspath(doc.path)))
-        base_dirs += list(getattr(options, "model_search_paths", ()) or ())
-        version = parsed.catalog.sglang_version  # the release the version string named
+        base_dirs += list(settings.model_search_paths)
+        version = parsed.catalog.sglang_version  # the release the engine resolved this launch against
         env = dict(inv.env) if inv is not None else {}
         if inv is not None and doc.language == "shell" and inv.span.path is None and not inv.nested:
             # `export NAME=value` earlier in the script; the command's own prefix wins
             exported = exported_env(doc.data, inv.span.start, getattr(result, "tree", None))
             env = {**exported, **env}
-        ctx = launch_context(parsed, inv, gpu=gpu, base_dirs=base_dirs, sglang_version=version, env=env)
+        ctx = launch_context(parsed, inv, gpu=gpu, base_dirs=base_dirs, sglang_version=version, env=env,
+                             model_dir=model_dir)
 
         def text_of(path: str | None) -> str | None:
             if path is None or path == doc.path:
@@ -1141,15 +1125,10 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
             other = result.documents.get(path)
             return other.text if other is not None else None
 
-        return evaluate(parsed, ctx, inv, anchor=anchor, text_of=text_of, declared_model=directives.model)
+        return evaluate(parsed, ctx, inv, anchor=anchor, text_of=text_of, declared_model=declared)
     except Exception as exc:  # pragma: no cover - defensive
         log.exception("knowledge-base evaluation failed")
         errors = getattr(result, "errors", None)
         if errors is not None:
             errors.append(f"internal error in knowledge-base rules: {type(exc).__name__}: {exc}")
         return []
-
-
-@functools.lru_cache(maxsize=64)
-def _directives_of(text: str) -> Directives:
-    return parse_directives(text)

@@ -29,6 +29,7 @@ failure containment only).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import os
@@ -43,7 +44,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from .. import __version__
+from .. import __version__, project_config
 from ..catalog import Catalog, load_catalog
 from ..engine import Result, check_document
 from . import convert
@@ -54,6 +55,7 @@ from .settings import SECTION, KNOWN_KEYS, Settings, parse as parse_settings, se
 log = logging.getLogger("sglang_lsp.lsp")
 
 EXPLAIN_COMMAND = "sglang-lsp.explainError"
+CONFIG_NAMES = (project_config.CONFIG_FILE, project_config.PYPROJECT)
 DEFAULT_DEBOUNCE_MS = 5.0
 # Comma-separated feature names that raise on purpose (tests of failure containment only).
 FAULT_ENV = "SGLANG_LSP_FAULT_INJECTION"
@@ -129,6 +131,9 @@ class SglangLanguageServer(LanguageServer):
         self.checks_run = 0
         self.roots: tuple[str, ...] = ()  # workspace folders (local paths)
         self.init_problems: list[str] = []  # invalid initializationOptions, shown once initialized
+        self.watch_registration = False  # the client can register file watchers dynamically
+        self.config_errors: dict[str, str] = {}  # invalid configuration file -> its problems
+        self.config_shown: set[str] = set()  # problems already shown (once per change of the files)
 
     # --- settings -----------------------------------------------------------------------
 
@@ -180,8 +185,9 @@ class SglangLanguageServer(LanguageServer):
             return Result(snap.doc.path, snap.doc, [])  # not a file sglang-lsp checks
         old_tree = snap.tree if snap.tree_language == snap.language else None
         started = time.perf_counter()
+        options = self.options_for(snap.doc.path, settings)
         try:
-            result = check_document(snap.doc, settings.options(self.roots), old_tree=old_tree)
+            result = check_document(snap.doc, options, old_tree=old_tree)
         except Exception as exc:
             log.exception("check of %s failed", doc.uri)
             result = Result(snap.doc.path, snap.doc, [], errors=[f"internal error: {type(exc).__name__}: {exc}"])
@@ -190,10 +196,48 @@ class SglangLanguageServer(LanguageServer):
                   (time.perf_counter() - started) * 1000, snap.language, old_tree is not None)
         return result
 
+    def options_for(self, path: str | None, settings: Settings):
+        """Engine options for a document: the settings over the sglang-lsp configuration file
+        that governs it. An invalid configuration file is left out (defaults are used) and its
+        problem shown once with window/showMessage (by :meth:`_show_config_errors`)."""
+        options = settings.options(self.roots)
+        start = path or (self.roots[0] + os.sep + "-" if self.roots else None)
+        if start is None:
+            return options
+        try:
+            cfg = project_config.discover(start)
+        except project_config.ConfigError as exc:
+            self.config_errors.setdefault(exc.path, "; ".join(exc.problems))
+            return options
+        self.config_errors = {p: m for p, m in self.config_errors.items() if cfg is None or p not in cfg.files}
+        if cfg is None:
+            return options
+        return dataclasses.replace(options, project=cfg.for_file(start))
+
+    def _show_config_errors(self) -> None:
+        for path, message in list(self.config_errors.items()):
+            if message in self.config_shown:
+                continue
+            self.config_shown.add(message)
+            log.warning("configuration %s: %s", path, message)
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Error,
+                message=f"sglang-lsp: invalid configuration, defaults used instead: {message}"))
+
+    def config_changed(self, paths: list[str]) -> None:
+        """A configuration file was created, changed, saved or deleted: read them again and
+        re-check every open document."""
+        log.info("configuration changed: %s", ", ".join(paths))
+        project_config.invalidate()
+        self.config_shown.clear()
+        self.generation += 1
+        self.recheck_all()
+
     async def _check(self, doc: OpenDocument, snap: Snapshot, generation: int, settings: Settings,
                      skip_if_stale: bool) -> Result | None:
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(self.checker, self._run_check, doc, snap, settings, skip_if_stale)
+        self._show_config_errors()
         if result is None:
             return None
         current = self.docs.get(doc.uri) is doc and doc.snap.version == snap.version
@@ -301,6 +345,7 @@ def create_server() -> SglangLanguageServer:
         server.client_configuration = bool(_capability(caps, "workspace.configuration"))
         server.document_changes = bool(_capability(caps, "workspace.workspace_edit.document_changes"))
         server.disabled_actions = bool(_capability(caps, "text_document.code_action.disabled_support"))
+        server.watch_registration = bool(_capability(caps, "workspace.did_change_watched_files.dynamic_registration"))
         markdown = types.MarkupKind.Markdown
         server.hover_markdown = markdown in (_capability(caps, "text_document.hover.content_format") or [markdown])
         server.completion_markdown = markdown in (
@@ -324,8 +369,23 @@ def create_server() -> SglangLanguageServer:
             server.window_show_message(types.ShowMessageParams(
                 type=types.MessageType.Warning,
                 message="sglang-lsp: invalid settings, defaults used instead: " + "; ".join(problems)))
+        if server.watch_registration:
+            try:
+                await server.client_register_capability_async(types.RegistrationParams(registrations=[
+                    types.Registration(
+                        id="sglang-lsp-config-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                        register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
+                            types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]))]))
+            except Exception:  # a client may refuse; saves of open configuration files still count
+                log.exception("registering the configuration file watchers failed")
         if server.client_configuration:
             await server.pull_configuration()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
+        paths = [p for p in (uri_to_path(c.uri) for c in params.changes) if p and os.path.basename(p) in CONFIG_NAMES]
+        if paths:
+            server.config_changed(paths)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(params: None) -> None:
@@ -381,6 +441,9 @@ def create_server() -> SglangLanguageServer:
         if path is None:
             return
         path = os.path.normpath(path)
+        if os.path.basename(path) in CONFIG_NAMES or path in project_config.known_files():
+            server.config_changed([path])
+            return
         for doc in list(server.docs.values()):
             if doc.uri != params.text_document.uri and doc.result is not None and any(
                     os.path.normpath(p) == path for p in doc.result.documents):

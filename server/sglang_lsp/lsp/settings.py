@@ -36,13 +36,17 @@ class Settings:
         """Engine options; ``roots`` (the workspace folders) are searched for models after the
         configured paths, as the CLI searches its working directory."""
         paths = self.model_search_paths + tuple(r for r in roots if r not in self.model_search_paths)
-        return Options(sglang_version=self.target_version(roots), gpu=self.gpu, select=self.select,
-                       ignore=self.ignore, model_search_paths=paths)
+        explicit = self.sglang_version or (environment_version(self.python) if self.python else None)
+        found = None if explicit else environment_version(None, roots)
+        return Options(sglang_version=explicit, gpu=self.gpu, select=self.select, ignore=self.ignore,
+                       model_search_paths=paths, origin="setting",
+                       environment_version=found, environment_detail="sglang installed in the workspace's virtualenv")
 
     def target_version(self, roots: tuple[str, ...] = ()) -> str | None:
         """``sglangVersion``; else the version of the sglang installed for ``python``, else in a
         workspace folder's ``.venv``/``venv`` — read from its metadata, nothing is run (its
-        catalog from the user's cache is then preferred, see docs/versions.md)."""
+        catalog from the user's cache is then preferred, see docs/versions.md). The first two
+        are settings; the last is only a guess, below what a file says (docs/configuration.md)."""
         if self.sglang_version:
             return self.sglang_version
         return environment_version(self.python, roots)

@@ -71,6 +71,9 @@ RULES: list[Rule] = [
     Rule("SGL031", "removed-flag", E, "Flag that older sglang releases had and the target release no longer has"),
     Rule("SGL032", "flag-newer-than-target", E, "Flag that only sglang releases newer than the target have"),
     Rule("SGL033", "choice-not-in-target-release", E, "Choice value that other sglang releases accept and the target does not"),
+    Rule("SGL040", "invalid-directive", W, "`# sglang-lsp:` comment with an unknown key, a bad value or a malformed suppression"),
+    Rule("SGL041", "unused-suppression", W, "`# sglang-lsp: ignore[…]` that suppresses no finding"),
+    Rule("SGL042", "suppression-without-reason", H, "`# sglang-lsp: ignore[…]` that does not say why"),
 ]
 
 

@@ -3,6 +3,9 @@
 * one ``quickfix`` per fix of each diagnostic in the request's context; the safe fix is the
   preferred one; unsafe fixes say so in their title; display-only fixes are shown disabled
   (when the client can show that) and never carry an edit;
+* "Suppress SGLxxx for this launch command / on this line" for each current diagnostic
+  (:func:`sglang_lsp.suppress.suppression_fixes`): a ``# sglang-lsp: ignore[…] reason`` comment
+  placed for the syntax at hand, never preferred and never part of "fix all";
 * ``source.fixAll.sglang-lsp``: every safe fix of the document, leaving out fixes whose edits
   overlap one already taken.
 
@@ -39,6 +42,30 @@ def _current_payloads(diag: types.Diagnostic, current: list[types.Diagnostic], v
     return []
 
 
+def _suppressions(result: Result, uri: str, params: types.CodeActionParams, current: list[types.Diagnostic],
+                  versions: dict, encoding: str, document_changes: bool) -> list[types.CodeAction]:
+    """"Suppress SGLxxx …" for each diagnostic of the request that is current (after the fixes)."""
+    from ...suppress import suppression_fixes
+
+    out = []
+    findings = [f for f in result.findings if f.span.path is None or f.span.path == result.document.path]
+    for diag in params.context.diagnostics:
+        if diag.source != convert.SOURCE:
+            continue
+        for finding in findings:
+            if finding.code != diag.code or finding.message != diag.message or \
+                    not _same_range(convert.span_range(result.document, finding.span, encoding), diag.range):
+                continue
+            for fix in suppression_fixes(result, finding):
+                payload = convert.fix_payload(fix, result, uri, encoding)
+                if payload is None:
+                    continue
+                out.append(types.CodeAction(title=fix.title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                                            edit=convert.workspace_edit(payload["edits"], versions, document_changes)))
+            break
+    return out
+
+
 def code_actions(result: Result, uri: str, version: int | None, params: types.CodeActionParams, encoding: str,
                  document_changes: bool, disabled_support: bool) -> list[types.CodeAction]:
     only = [getattr(k, "value", k) for k in (params.context.only or [])] or None
@@ -71,6 +98,7 @@ def code_actions(result: Result, uri: str, version: int | None, params: types.Co
                     is_preferred=preferred or None,
                     edit=convert.workspace_edit(edits, versions, document_changes),
                 ))
+        actions += _suppressions(result, uri, params, current, versions, encoding, document_changes)
     if only is None or _wanted(only, convert.FIX_ALL_KIND):
         safe = [p for d in current for p in d.data["fixes"] if convert.is_safe(p)]
         edits = convert.non_overlapping(safe, uri)
