@@ -151,7 +151,7 @@ def test_globs(tmp_path, pattern, path, expected):
     ('select = "SGL1"\n', "`select`: must be a list of strings, not a string"),
     ('ignore = ["E501"]\n', "`ignore`: `E501` is not a rule code or prefix"),
     ('ignore = ["SGL999"]\n', "`ignore`: no rule code starts with `SGL999`"),
-    ('sglang-version = "0.1.0"\n', "`sglang-version`: no flag catalog for sglang `0.1.0` is bundled"),
+    ('sglang-version = "0.1.0"\n', "`sglang-version`: no flag catalog for sglang '0.1.0': known releases are 0.4.0"),
     ('gpu = "H100"\n[severity]\nSGL001 = "warn"\n', ":3: `severity.SGL001`: `warn` is not a severity (one of error, warning, info, hint); "
                                         "did you mean `warning`?"),
     ('[[overrides]]\ngpu = "H100"\n', ":1: `overrides[0]`: needs `files`, a list of globs"),

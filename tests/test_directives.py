@@ -130,7 +130,7 @@ def test_sglang_directive_selects_the_catalog():
 @pytest.mark.parametrize("comment, message", [
     ("# sglang-lsp: gpus=H100", "unknown directive setting `gpus`; did you mean `gpu`?"),
     ("# sglang-lsp: gpu=H1000", "unknown GPU `H1000`; did you mean `H100`?"),
-    ("# sglang-lsp: sglang=0.4.99", "no flag catalog for sglang `0.4.99` is bundled"),
+    ("# sglang-lsp: sglang=0.4.99", "no flag catalog for sglang '0.4.99': known releases are 0.4.0"),
     ("# sglang-lsp: model.quant_methd=awq", "unknown model fact `quant_methd`; did you mean `quant_method`?"),
     ("# sglang-lsp: gpu", "`gpu` is not a `key=value` directive setting"),
     ("# sglang-lsp: gpu=", "`gpu=` has no value"),
