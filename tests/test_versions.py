@@ -425,3 +425,13 @@ def test_flag_with_a_spaced_explicit_value_of_another_release():
     text = """python -m sglang.launch_server --model-path m '--kv-events-config={"publisher": "zmq"}'\n"""
     assert codes_at(text, "0.4.0", "--kv-events-config") == ["SGL032"]
     assert codes_at(text, "0.5.23", "--kv-events-config") == []
+
+
+def test_migrate_reports_config_file_keys_without_rewriting_them(tmp_path, capsys):
+    (tmp_path / "cfg.yaml").write_text("model-path: m\ncuda-graph-max-bs: 256\n")
+    script = tmp_path / "run.sh"
+    script.write_text("python -m sglang.launch_server --config cfg.yaml\n")
+    code, out, err = run(capsys, "migrate", "--to", "0.5.23", "--fix", str(script))
+    assert code == 1 and "cfg.yaml:2:1: SGL031" in err and "not rewritten from here" in err
+    assert "from 0.5.19 (inferred from its flags)" in err  # the config's flags count for the source
+    assert (tmp_path / "cfg.yaml").read_text() == "model-path: m\ncuda-graph-max-bs: 256\n"
