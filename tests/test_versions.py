@@ -188,6 +188,53 @@ def test_kb_rules_hold_only_inside_their_range_and_their_names_exist_there():
     assert not problems
 
 
+def _compared_choices(tree) -> list[tuple[str, str]]:
+    """(dest, string literal) pairs a condition compares an `args.` name with."""
+    out: list[tuple[str, str]] = []
+
+    def lits(n):
+        if n[0] == "lit" and isinstance(n[1], str):
+            return [n[1]]
+        if n[0] == "list":
+            return [x[1] for x in n[1] if x[0] == "lit" and isinstance(x[1], str)]
+        return []
+
+    def walk(n):
+        if not isinstance(n, tuple):
+            return
+        if n[0] == "cmp" and n[1] in ("==", "!=", "in", "not in"):
+            for a, b in ((n[2], n[3]), (n[3], n[2])):
+                if a[0] == "name" and a[1].startswith("args."):
+                    out.extend((a[1][5:], v) for v in lits(b))
+        for child in n[1:]:
+            if isinstance(child, tuple):
+                walk(child)
+            elif isinstance(child, list):
+                for x in child:
+                    walk(x)
+
+    walk(tree)
+    return out
+
+
+def test_kb_rule_choice_literals_are_choices_in_every_release_of_their_range():
+    from sglang_lsp.kb_engine import kb_rules
+
+    problems = []
+    checked = 0
+    for rule in kb_rules():
+        for release in (r for r in versions.releases() if rule.applies_to(r)):
+            cat = catalog_for(release)
+            for dest, value in _compared_choices(rule.condition.tree):
+                for opt in cat.by_dest.get(dest, []):
+                    if opt.choices is not None:
+                        checked += 1
+                        if value not in (str(c) for c in opt.choices):
+                            problems.append(f"{rule.code} {release}: {value!r} is no choice of {opt.name}")
+    assert checked > 50
+    assert not problems
+
+
 def test_kb_rules_do_not_fire_outside_their_range():
     text = ("python -m sglang.launch_server --model-path m --attention-backend flex_attention "
             "--speculative-algorithm EAGLE\n")
