@@ -383,11 +383,15 @@ def test_check_with_python_builds_the_missing_catalog(fake_sglang, user_cache, c
 def test_catalog_build_errors_are_usage_errors(tmp_path, user_cache, capsys, monkeypatch):
     code, _, err = run(capsys, "catalog", "build", "--python", str(tmp_path / "nope"))
     assert code == 2 and "no such Python interpreter" in err
+    code, _, err = run(capsys, "check", "--python", str(tmp_path / "nope"), str(tmp_path))
+    assert code == 2 and "no such Python interpreter" in err
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # nothing called sglang there
     import importlib.util
 
     if importlib.util.find_spec("sglang") is None:
         code, _, err = run(capsys, "catalog", "build", "--python", sys.executable)
+        assert code == 2 and "sglang is not installed" in err
+        code, _, err = run(capsys, "check", "--python", sys.executable, str(tmp_path))
         assert code == 2 and "sglang is not installed" in err
     broken = tmp_path / "sglang"
     (broken / "srt").mkdir(parents=True)
@@ -429,6 +433,8 @@ def test_lsp_settings_pick_the_workspace_environment(tmp_path, user_cache):
     settings = parse({}).settings
     assert settings.options((str(tmp_path / "ws"),)).sglang_version == "0.5.4.post2"
     assert parse({"python": str(venv / "bin" / "python")}).settings.target_version() == "0.5.4.post2"
+    missing = parse({"python": str(tmp_path / "nowhere" / "python")})
+    assert missing.problems and "no sglang is installed" in missing.problems[0]
     assert parse({"sglangVersion": "0.5.23"}).settings.options((str(tmp_path / "ws"),)).sglang_version == "0.5.23"
 
 
