@@ -488,3 +488,17 @@ def test_migrate_reports_config_file_keys_without_rewriting_them(tmp_path, capsy
     assert code == 1 and "cfg.yaml:2:1: SGL031" in err and "not rewritten from here" in err
     assert "from 0.5.19 (inferred from its flags)" in err  # the config's flags count for the source
     assert (tmp_path / "cfg.yaml").read_text() == "model-path: m\ncuda-graph-max-bs: 256\n"
+
+
+def test_old_name_read_as_an_abbreviation():
+    # `--return-hidden-states` (a switch until 0.5.x) is now a prefix of a valued flag
+    text = "python -m sglang.launch_server --model-path m --return-hidden-states --tp-size 2\n"
+    found = [f for f in check(text, "x.sh") if f.flag == "--return-hidden-states"]
+    assert [f.code for f in found] == ["SGL031"]
+    assert "abbreviation of `--return-hidden-states-mode`" in found[0].message
+    # sglang's complaint about the flag it took it for is this finding's, not a second one
+    assert found[0].sglang_error == "argument --return-hidden-states-mode: expected one argument"
+    assert codes_at(text, "0.5.23", "--return-hidden-states") == ["SGL031"]
+    # a later alias of the same setting, abbreviating it in an old release, is only the hint
+    text = "python -m sglang.launch_server --model Qwen/Qwen2.5-7B-Instruct\n"
+    assert codes_at(text, "0.4.3", "--model") == ["SGL007"]
