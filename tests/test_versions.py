@@ -502,3 +502,9 @@ def test_old_name_read_as_an_abbreviation():
     # a later alias of the same setting, abbreviating it in an old release, is only the hint
     text = "python -m sglang.launch_server --model Qwen/Qwen2.5-7B-Instruct\n"
     assert codes_at(text, "0.4.3", "--model") == ["SGL007"]
+
+
+def test_replacement_whose_value_the_target_dropped_is_not_proposed():
+    text = "python -m sglang.launch_server --model-path m --enable-piecewise-cuda-graph\n"
+    (f,) = [f for f in check(text, "x.sh") if f.code == "SGL031"]
+    assert "no longer accepts `tc_piecewise` either" in f.message and f.fixes == []

@@ -52,9 +52,12 @@ def flag_finding(cat: Catalog, word: Word, flag: str, span: Span, error: str | N
                f"{consequence}")
         if news.first_after:
             msg += f" (it is back from {news.first_after} on)"
-        if repl:
+        stale = _stale_value(cat, repl) if repl else None
+        if repl and stale:
+            msg += f"; it was replaced by `{repl}`, but sglang {release} no longer accepts `{stale}` either"
+        elif repl:
             msg += f"; use `{repl}`"
-        fixes = migration_fixes(cat, word, flag, span, news.last_before, repl) if repl else []
+        fixes = migration_fixes(cat, word, flag, span, news.last_before, repl) if repl and not stale else []
         return _finding("SGL031", msg, span, flag=flag, sglang_error=error, fixes=fixes, tags=("deprecated",))
     msg = f"`{flag}` is newer than sglang {release}: it first appears in {news.first_after}, so {consequence}"
     return _finding("SGL032", msg, span, flag=flag, sglang_error=error)
@@ -74,6 +77,17 @@ def abbreviation_finding(cat: Catalog, word: Word, written: str, spelling: str, 
     # resolver folds into this finding, see argv.resolve)
     return flag_finding(cat, word, written, span, None,
                         f"sglang {cat.sglang_version} reads it as an abbreviation of `{spelling}`")
+
+
+def _stale_value(cat: Catalog, repl: str) -> str | None:
+    """The value of a ``--flag=value`` replacement that the target's choices no longer hold."""
+    m = _REPLACEMENT.fullmatch(repl)
+    if m is None or m.group(3) is None:
+        return None
+    opt = cat.lookup(m.group(1))
+    if opt is None or opt.choices is None:
+        return None
+    return None if m.group(3) in (str(c) for c in opt.choices) else m.group(3)
 
 
 def migration_fixes(cat: Catalog, word: Word, flag: str, span: Span, last: str, repl: str) -> list[Fix]:
