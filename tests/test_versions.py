@@ -508,3 +508,12 @@ def test_replacement_whose_value_the_target_dropped_is_not_proposed():
     text = "python -m sglang.launch_server --model-path m --enable-piecewise-cuda-graph\n"
     (f,) = [f for f in check(text, "x.sh") if f.code == "SGL031"]
     assert "no longer accepts `tc_piecewise` either" in f.message and f.fixes == []
+
+
+def test_config_files_are_not_read_for_releases_without_config(tmp_path):
+    (tmp_path / "cfg.yaml").write_text("model-path: m\nno-such-key: 1\n")
+    script = tmp_path / "run.sh"
+    script.write_text("python -m sglang.launch_server --model-path m --config cfg.yaml\n")
+    old = [(f.code, f.flag) for f in check(script.read_text(), str(script), Options(sglang_version="0.5.2"))]
+    assert old == [("SGL032", "--config")]
+    assert ("SGL001", "--no-such-key") in [(f.code, f.flag) for f in check(script.read_text(), str(script))]
