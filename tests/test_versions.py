@@ -88,6 +88,14 @@ def test_history_catalog_of_the_bundled_release_agrees_with_the_real_parser():
                    if s not in ("-h", "--help") and derived.by_string[s].choices is not None
                    and set(map(str, o.choices or ())) != set(map(str, derived.by_string[s].choices))]
     assert not choice_diff
+    for s, o in real.by_string.items():
+        other = derived.by_string[s]
+        if o.dest == "help":
+            continue
+        assert o.is_switch or o.nargs == other.nargs, s
+        assert o.type == other.type or other.type.startswith("custom:"), s
+        assert o.default == other.default or other.dest in derived.unknown_defaults, s
+        assert (o.deprecated, o.replacement, o.rejects) == (other.deprecated, other.replacement, other.rejects), s
 
 
 def _segments(pred):
