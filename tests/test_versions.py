@@ -88,6 +88,14 @@ def test_history_catalog_of_the_bundled_release_agrees_with_the_real_parser():
                    if s not in ("-h", "--help") and derived.by_string[s].choices is not None
                    and set(map(str, o.choices or ())) != set(map(str, derived.by_string[s].choices))]
     assert not choice_diff
+    for s, o in real.by_string.items():
+        other = derived.by_string[s]
+        if o.dest == "help":
+            continue
+        assert o.is_switch or o.nargs == other.nargs, s
+        assert o.type == other.type or other.type.startswith("custom:"), s
+        assert o.default == other.default or other.dest in derived.unknown_defaults, s
+        assert (o.deprecated, o.replacement, o.rejects) == (other.deprecated, other.replacement, other.rejects), s
 
 
 def _segments(pred):
@@ -185,6 +193,53 @@ def test_kb_rules_hold_only_inside_their_range_and_their_names_exist_there():
         assert inside, f"{rule.code}: its range {rule.versions} holds no release of the history"
         for release in inside:
             problems += [f"{release}: {p}" for p in validate_rule_names(rule, catalog_for(release))]
+    assert not problems
+
+
+def _compared_choices(tree) -> list[tuple[str, str]]:
+    """(dest, string literal) pairs a condition compares an `args.` name with."""
+    out: list[tuple[str, str]] = []
+
+    def lits(n):
+        if n[0] == "lit" and isinstance(n[1], str):
+            return [n[1]]
+        if n[0] == "list":
+            return [x[1] for x in n[1] if x[0] == "lit" and isinstance(x[1], str)]
+        return []
+
+    def walk(n):
+        if not isinstance(n, tuple):
+            return
+        if n[0] == "cmp" and n[1] in ("==", "!=", "in", "not in"):
+            for a, b in ((n[2], n[3]), (n[3], n[2])):
+                if a[0] == "name" and a[1].startswith("args."):
+                    out.extend((a[1][5:], v) for v in lits(b))
+        for child in n[1:]:
+            if isinstance(child, tuple):
+                walk(child)
+            elif isinstance(child, list):
+                for x in child:
+                    walk(x)
+
+    walk(tree)
+    return out
+
+
+def test_kb_rule_choice_literals_are_choices_in_every_release_of_their_range():
+    from sglang_lsp.kb_engine import kb_rules
+
+    problems = []
+    checked = 0
+    for rule in kb_rules():
+        for release in (r for r in versions.releases() if rule.applies_to(r)):
+            cat = catalog_for(release)
+            for dest, value in _compared_choices(rule.condition.tree):
+                for opt in cat.by_dest.get(dest, []):
+                    if opt.choices is not None:
+                        checked += 1
+                        if value not in (str(c) for c in opt.choices):
+                            problems.append(f"{rule.code} {release}: {value!r} is no choice of {opt.name}")
+    assert checked > 50
     assert not problems
 
 
@@ -336,11 +391,15 @@ def test_check_with_python_builds_the_missing_catalog(fake_sglang, user_cache, c
 def test_catalog_build_errors_are_usage_errors(tmp_path, user_cache, capsys, monkeypatch):
     code, _, err = run(capsys, "catalog", "build", "--python", str(tmp_path / "nope"))
     assert code == 2 and "no such Python interpreter" in err
+    code, _, err = run(capsys, "check", "--python", str(tmp_path / "nope"), str(tmp_path))
+    assert code == 2 and "no such Python interpreter" in err
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # nothing called sglang there
     import importlib.util
 
     if importlib.util.find_spec("sglang") is None:
         code, _, err = run(capsys, "catalog", "build", "--python", sys.executable)
+        assert code == 2 and "sglang is not installed" in err
+        code, _, err = run(capsys, "check", "--python", sys.executable, str(tmp_path))
         assert code == 2 and "sglang is not installed" in err
     broken = tmp_path / "sglang"
     (broken / "srt").mkdir(parents=True)
@@ -382,6 +441,8 @@ def test_lsp_settings_pick_the_workspace_environment(tmp_path, user_cache):
     settings = parse({}).settings
     assert settings.options((str(tmp_path / "ws"),)).sglang_version == "0.5.4.post2"
     assert parse({"python": str(venv / "bin" / "python")}).settings.target_version() == "0.5.4.post2"
+    missing = parse({"python": str(tmp_path / "nowhere" / "python")})
+    assert missing.problems and "no sglang is installed" in missing.problems[0]
     assert parse({"sglangVersion": "0.5.23"}).settings.options((str(tmp_path / "ws"),)).sglang_version == "0.5.23"
 
 
@@ -425,3 +486,42 @@ def test_flag_with_a_spaced_explicit_value_of_another_release():
     text = """python -m sglang.launch_server --model-path m '--kv-events-config={"publisher": "zmq"}'\n"""
     assert codes_at(text, "0.4.0", "--kv-events-config") == ["SGL032"]
     assert codes_at(text, "0.5.23", "--kv-events-config") == []
+
+
+def test_migrate_reports_config_file_keys_without_rewriting_them(tmp_path, capsys):
+    (tmp_path / "cfg.yaml").write_text("model-path: m\ncuda-graph-max-bs: 256\n")
+    script = tmp_path / "run.sh"
+    script.write_text("python -m sglang.launch_server --config cfg.yaml\n")
+    code, out, err = run(capsys, "migrate", "--to", "0.5.23", "--fix", str(script))
+    assert code == 1 and "cfg.yaml:2:1: SGL031" in err and "not rewritten from here" in err
+    assert "from 0.5.19 (inferred from its flags)" in err  # the config's flags count for the source
+    assert (tmp_path / "cfg.yaml").read_text() == "model-path: m\ncuda-graph-max-bs: 256\n"
+
+
+def test_old_name_read_as_an_abbreviation():
+    # `--return-hidden-states` (a switch until 0.5.x) is now a prefix of a valued flag
+    text = "python -m sglang.launch_server --model-path m --return-hidden-states --tp-size 2\n"
+    found = [f for f in check(text, "x.sh") if f.flag == "--return-hidden-states"]
+    assert [f.code for f in found] == ["SGL031"]
+    assert "abbreviation of `--return-hidden-states-mode`" in found[0].message
+    # sglang's complaint about the flag it took it for is this finding's, not a second one
+    assert found[0].sglang_error == "argument --return-hidden-states-mode: expected one argument"
+    assert codes_at(text, "0.5.23", "--return-hidden-states") == ["SGL031"]
+    # a later alias of the same setting, abbreviating it in an old release, is only the hint
+    text = "python -m sglang.launch_server --model Qwen/Qwen2.5-7B-Instruct\n"
+    assert codes_at(text, "0.4.3", "--model") == ["SGL007"]
+
+
+def test_replacement_whose_value_the_target_dropped_is_not_proposed():
+    text = "python -m sglang.launch_server --model-path m --enable-piecewise-cuda-graph\n"
+    (f,) = [f for f in check(text, "x.sh") if f.code == "SGL031"]
+    assert "no longer accepts `tc_piecewise` either" in f.message and f.fixes == []
+
+
+def test_config_files_are_not_read_for_releases_without_config(tmp_path):
+    (tmp_path / "cfg.yaml").write_text("model-path: m\nno-such-key: 1\n")
+    script = tmp_path / "run.sh"
+    script.write_text("python -m sglang.launch_server --model-path m --config cfg.yaml\n")
+    old = [(f.code, f.flag) for f in check(script.read_text(), str(script), Options(sglang_version="0.5.2"))]
+    assert old == [("SGL032", "--config")]
+    assert ("SGL001", "--no-such-key") in [(f.code, f.flag) for f in check(script.read_text(), str(script))]

@@ -393,6 +393,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             )
 
     values = _defaults(cat, values)
+    findings = _one_per_token(findings)
 
     any_unknown = open_argv or any(c.kind == "U" for c in classified)
     if check_required and not any_unknown and anchor is not None:
@@ -405,6 +406,23 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
                              sglang_error=r"the following arguments are required: .*" + _esc(names))
                 )
     return ParsedArgs(cat, uses, values, explicit_dests, any_unknown, findings)
+
+
+def _one_per_token(findings: list[Finding]) -> list[Finding]:
+    """An old flag name the target reads as an abbreviation of another flag (SGL031/SGL032 with
+    no message regex) explains the complaint sglang then makes about that flag word (a missing
+    value, a value given to a switch): one finding, carrying that complaint's regex."""
+    release = [f for f in findings if f.code in ("SGL031", "SGL032") and f.sglang_error is None]
+    if not release:
+        return findings
+    out = []
+    for f in findings:
+        owner = next((r for r in release if r.span == f.span), None) if f.code in ("SGL004", "SGL005") else None
+        if owner is not None:
+            owner.sglang_error = f.sglang_error
+            continue
+        out.append(f)
+    return out
 
 
 # argparse reports these only after the whole command line is consumed

@@ -312,6 +312,8 @@ def _target_version(args: argparse.Namespace):
             from . import user_catalogs
 
             installed = user_catalogs.installed_version(python)
+            if installed is None:
+                raise CheckError(f"{python}: sglang is not installed for this interpreter")
             if version is None:
                 version = installed
             if version is not None and version == installed:

@@ -231,6 +231,8 @@ def _config_words(args: list[Word], inv: Invocation, cat: Catalog, result: Resul
     read leaves the launch open: its contents may supply any flag). ``config_refs`` (YAML files,
     see :class:`sglang_lsp.yaml_extract.ConfigRef`) maps a path word's span to what it names
     inside the container: a ConfigMap's config, a bind-mounted local file, or nothing knowable."""
+    if cat.lookup("--config") is None:
+        return [], True  # a release before `--config` existed (0.5.3): the word is just unknown
     exact = [i for i, w in enumerate(args) if w.text == "--config"]
     for w in args:
         if w.text is not None and w.text.startswith("--config="):

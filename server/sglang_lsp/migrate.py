@@ -45,7 +45,8 @@ def declared_version(text: str) -> str | None:
 
 
 def launch_flags(result: Result) -> set[str]:
-    """The flags (as written, before any ``=``) of the file's sglang launches."""
+    """The flags (as written, before any ``=``) of the file's sglang launches, including those
+    of the ``--config`` files they read."""
     out: set[str] = set()
     for inv in result.invocations:
         if inv.kind != "server":
@@ -53,6 +54,10 @@ def launch_flags(result: Result) -> set[str]:
         for w in inv.args:
             if w.text and w.text.startswith("--") and len(w.text) > 2:
                 out.add(w.text.split("=", 1)[0])
+    for parsed in result.parsed:
+        out.update(use.written for use in parsed.uses if use.written.startswith("--"))
+    out.update(f.flag for f in result.findings
+               if f.flag and f.code in ("SGL001", "SGL006", "SGL031", "SGL032") and f.flag.startswith("--"))
     return out
 
 
@@ -73,13 +78,15 @@ def source_release(explicit: str | None, text: str, result: Result) -> Source:
 
 def is_migration(f: Finding, source: str | None, data: bytes) -> bool:
     """Whether ``f`` is something the upgrade from ``source`` changes."""
-    if f.code not in MIGRATION_CODES or f.span.path is not None:
+    if f.code not in MIGRATION_CODES:
         return False
     if source is None or f.flag is None:
         return True
     if f.code == "SGL031":
         return versions.segment(f.flag, source) is not None
     if f.code == "SGL033":
+        if f.span.path is not None:
+            return True  # a value in a --config file: not judged against the source release here
         value = data[f.span.start:f.span.end].decode("utf-8", "replace").strip("'\"")
         seg = versions.segment(f.flag, source)
         choices = seg.get("choices") if seg else None
@@ -131,10 +138,13 @@ def run_migrate(args: argparse.Namespace) -> int:
             print(f"{path}: {len(found)} migration{'s' if len(found) != 1 else ''} {since} to {target}",
                   file=sys.stderr)
             for f in found:
-                line, col = doc.byte_to_linecol(f.span.start)
+                where_doc = result.documents.get(f.span.path, doc) if f.span.path else doc
+                line, col = where_doc.byte_to_linecol(f.span.start)
                 fix = next((x for x in f.fixes), None)
                 how = f" [{fix.applicability.value}: {fix.title}]" if fix else " [no fix]"
-                print(f"  {path}:{line}:{col}: {f.code} {f.message}{how}", file=sys.stderr)
+                if f.span.path is not None:
+                    how += " (in a --config file: not rewritten from here)"
+                print(f"  {f.span.path or path}:{line}:{col}: {f.code} {f.message}{how}", file=sys.stderr)
         outcome = fix_document(doc, options, unsafe=args.unsafe_fixes,
                                keep=lambda f, rel=source.release, d=data: is_migration(f, rel, d))
         for r in outcome.rejected:

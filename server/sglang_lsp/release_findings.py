@@ -37,37 +37,57 @@ def old_option(flag: str, release: str) -> Option | None:
     return option_from_raw(versions._option(flag, seg, release))
 
 
-def flag_finding(cat: Catalog, word: Word, flag: str, span: Span, error: str) -> Finding | None:
+def flag_finding(cat: Catalog, word: Word, flag: str, span: Span, error: str | None,
+                 consequence: str | None = None) -> Finding | None:
     """SGL031 or SGL032 for a flag ``cat`` does not have; None when the history does not know
     the flag (or the catalog's release is not in the history)."""
     release = cat.sglang_version
+    consequence = consequence or f"sglang {release} rejects it"
     news = versions.flag_news(flag, release)
     if news is None:
         return None
     if news.last_before is not None:
         repl = versions.replacement_chain(flag, release)
         msg = (f"`{flag}` was removed from sglang after {news.last_before} (the last release that has it); "
-               f"sglang {release} rejects it")
+               f"{consequence}")
         if news.first_after:
             msg += f" (it is back from {news.first_after} on)"
-        if repl:
+        stale = _stale_value(cat, repl) if repl else None
+        if repl and stale:
+            msg += f"; it was replaced by `{repl}`, but sglang {release} no longer accepts `{stale}` either"
+        elif repl:
             msg += f"; use `{repl}`"
-        fixes = migration_fixes(cat, word, flag, span, news.last_before, repl) if repl else []
+        fixes = migration_fixes(cat, word, flag, span, news.last_before, repl) if repl and not stale else []
         return _finding("SGL031", msg, span, flag=flag, sglang_error=error, fixes=fixes, tags=("deprecated",))
-    msg = (f"`{flag}` is newer than sglang {release}: it first appears in {news.first_after}, "
-           f"so sglang {release} rejects it")
+    msg = f"`{flag}` is newer than sglang {release}: it first appears in {news.first_after}, so {consequence}"
     return _finding("SGL032", msg, span, flag=flag, sglang_error=error)
 
 
 def abbreviation_finding(cat: Catalog, word: Word, written: str, spelling: str, span: Span) -> Finding | None:
     """A flag of another release that the target reads as an abbreviation of a different flag
     (sglang's parser allows unique prefixes): SGL031/SGL032 saying so, instead of SGL007."""
-    found = flag_finding(cat, word, written, span, "")
-    if found is None:
+    news = versions.flag_news(written, cat.sglang_version)
+    if news is None:
         return None
-    found.message += f"; sglang {cat.sglang_version} reads it as an abbreviation of `{spelling}`"
-    found.sglang_error = None  # sglang accepts it silently, as another flag
-    return found
+    seg = versions.segment(written, news.last_before or news.first_after)
+    target = cat.lookup(spelling)
+    if seg is not None and target is not None and seg["dest"] == target.dest:
+        return None  # the same setting under another name: only the abbreviation hint (SGL007)
+    # sglang takes it for the other flag: silently, or with that flag's own complaint (which the
+    # resolver folds into this finding, see argv.resolve)
+    return flag_finding(cat, word, written, span, None,
+                        f"sglang {cat.sglang_version} reads it as an abbreviation of `{spelling}`")
+
+
+def _stale_value(cat: Catalog, repl: str) -> str | None:
+    """The value of a ``--flag=value`` replacement that the target's choices no longer hold."""
+    m = _REPLACEMENT.fullmatch(repl)
+    if m is None or m.group(3) is None:
+        return None
+    opt = cat.lookup(m.group(1))
+    if opt is None or opt.choices is None:
+        return None
+    return None if m.group(3) in (str(c) for c in opt.choices) else m.group(3)
 
 
 def migration_fixes(cat: Catalog, word: Word, flag: str, span: Span, last: str, repl: str) -> list[Fix]:

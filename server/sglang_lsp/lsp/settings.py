@@ -137,6 +137,11 @@ def parse(raw: Any) -> Parsed:
         python = None
     elif isinstance(python, str):
         python = os.path.expanduser(python.strip())
+        from ..user_catalogs import version_in_environment
+
+        if version_in_environment(python) is None:
+            problems.append(f"`python`: no sglang is installed in the environment of {python}; "
+                            "the sglang version is not taken from it")
 
     select = _codes("select", raw.get("select"), problems)
     ignore = _codes("ignore", raw.get("ignore"), problems)
