@@ -439,7 +439,20 @@ def test_lsp_settings_pick_the_workspace_environment(tmp_path, user_cache):
     meta.mkdir(parents=True)
     (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.4.post2\n\n")
     settings = parse({}).settings
-    assert settings.options((str(tmp_path / "ws"),)).sglang_version == "0.5.4.post2"
+    found = settings.options((str(tmp_path / "ws"),))
+    # the workspace's installation is a guess at the inferred level: a directive in a file beats it
+    assert found.sglang_version is None and found.environment_version == "0.5.4.post2"
+    from sglang_lsp.document import Document
+    from sglang_lsp.engine import check_document
+
+    launch = "python -m sglang.launch_server --model-path m\n"
+    assert check_document(Document(launch, "/tmp/a.sh", "shell"), found).parsed[0].catalog.sglang_version == "0.5.4.post2"
+    pinned = "# sglang-lsp: sglang=0.4.3\n" + launch
+    assert check_document(Document(pinned, "/tmp/a.sh", "shell"), found).parsed[0].catalog.sglang_version == "0.4.3"
+    # an explicit python setting is a setting: above the directive
+    explicit = parse({"python": str(venv / "bin" / "python")}).settings.options()
+    assert explicit.sglang_version == "0.5.4.post2"
+    assert check_document(Document(pinned, "/tmp/a.sh", "shell"), explicit).parsed[0].catalog.sglang_version == "0.5.4.post2"
     assert parse({"python": str(venv / "bin" / "python")}).settings.target_version() == "0.5.4.post2"
     missing = parse({"python": str(tmp_path / "nowhere" / "python")})
     assert missing.problems and "no sglang is installed" in missing.problems[0]

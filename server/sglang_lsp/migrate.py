@@ -17,7 +17,6 @@ ones too) are written and the exit code is 1 when migrations remain that were no
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,6 @@ from .findings import CheckError, Finding
 from .fixes import fix_document
 
 MIGRATION_CODES = ("SGL008", "SGL015", "SGL031", "SGL033")
-_DECLARED = re.compile(r"#\s*sglang-lsp:[^\n]*?\bsglang=(\S+)")
 
 
 @dataclass
@@ -39,9 +37,14 @@ class Source:
     how: str  # "--from", "declared in the file", "inferred from its flags", "unknown"
 
 
-def declared_version(text: str) -> str | None:
-    m = _DECLARED.search(text)
-    return m.group(1) if m else None
+def declared_version(result: Result) -> str | None:
+    """The release a ``# sglang-lsp: sglang=…`` directive of the file names (the file-wide one,
+    else the first one scoped to a launch)."""
+    found = getattr(result, "directives", None)
+    if found is None:
+        return None
+    setting = found.file_value("sglang") or next((s for s in found.settings if s.key == "sglang"), None)
+    return setting.value if setting is not None else None
 
 
 def launch_flags(result: Result) -> set[str]:
@@ -64,7 +67,7 @@ def launch_flags(result: Result) -> set[str]:
 def source_release(explicit: str | None, text: str, result: Result) -> Source:
     if explicit:
         return Source(versions.normalize(explicit), "--from")
-    declared = declared_version(text)
+    declared = declared_version(result)
     if declared:
         try:
             return Source(versions.normalize(declared), "declared in the file")
