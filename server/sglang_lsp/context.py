@@ -349,13 +349,19 @@ def read_model_facts(directory: str) -> ModelFacts | None:
 
 def hf_cache_dirs() -> list[Path]:
     """Where the Hugging Face hub cache lives on this machine (``HF_HUB_CACHE``, ``HF_HOME``)."""
+    env = os.environ
+    return list(_hf_cache_dirs(env.get("HF_HUB_CACHE"), env.get("HF_HOME"), env.get("HOME")))
+
+
+@functools.lru_cache(maxsize=8)
+def _hf_cache_dirs(hub_cache: str | None, hf_home: str | None, home: str | None) -> tuple[Path, ...]:
     out = []
-    if os.environ.get("HF_HUB_CACHE"):
-        out.append(Path(os.environ["HF_HUB_CACHE"]))
-    if os.environ.get("HF_HOME"):
-        out.append(Path(os.environ["HF_HOME"]) / "hub")
+    if hub_cache:
+        out.append(Path(hub_cache))
+    if hf_home:
+        out.append(Path(hf_home) / "hub")
     out.append(Path.home() / ".cache" / "huggingface" / "hub")
-    return out
+    return tuple(out)
 
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")

@@ -754,6 +754,7 @@ def _fires(rule: KbRule, slots: tuple[int, ...], vector: tuple, resolver: "Launc
 _VERDICTS: dict[tuple, Any] = {}
 _VERDICTS_MAX = 1 << 16
 _UNHASHABLE = object()
+_SCALARS = frozenset({str, int, float, bool})
 
 
 _READS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
@@ -791,6 +792,8 @@ def _freeze(v: Any) -> Any:
     """A hashable, type-exact stand-in for a value (``1``, ``1.0`` and ``True`` stay apart)."""
     if v is None or v is UNKNOWN:
         return v
+    if v.__class__ in _SCALARS:
+        return (v.__class__, v)
     if isinstance(v, (list, tuple)):
         return (list, tuple(_freeze(x) for x in v))
     if isinstance(v, dict):
@@ -821,13 +824,31 @@ class _Plan:
         self.fired: dict[tuple, tuple[int, ...]] = {}  # (version, dummy model, inputs) → rules that fire
 
     def inputs(self, resolver: "LaunchResolver") -> tuple:
-        def one(fn, name):
-            try:
-                return _freeze(fn(name))
-            except conditions.ConditionError:
-                return _UNHASHABLE  # evaluated directly, where the error is reported if reached
+        """The frozen value of every name (``args.*`` read inline, as ``LaunchResolver.arg``
+        would: most names are flags, and this runs for every launch of every check)."""
+        parsed = resolver.parsed
+        by_dest, explicit, opened, get = resolver.cat.by_dest, parsed.explicit, parsed.open, parsed.get
+        out = []
+        for name in self.names:
+            if name.startswith("args."):
+                dest = name[5:]
+                if dest not in by_dest:
+                    out.append(_UNHASHABLE)  # evaluated directly, where the error is reported if reached
+                elif opened and dest not in explicit:
+                    out.append(UNKNOWN)
+                else:
+                    out.append(_freeze(get(dest)))
+                continue
+            out.append(_frozen(resolver.value, name))
+        out += [_frozen(resolver.given, n) for n in self.given]
+        return tuple(out)
 
-        return tuple([one(resolver.value, n) for n in self.names] + [one(resolver.given, n) for n in self.given])
+
+def _frozen(fn, name: str) -> Any:
+    try:
+        return _freeze(fn(name))
+    except conditions.ConditionError:
+        return _UNHASHABLE  # evaluated directly, where the error is reported if reached
 
 
 _PLANS: dict[int, tuple[tuple[KbRule, ...], _Plan]] = {}
