@@ -24,7 +24,8 @@ from typing import Any, Callable
 from . import conditions
 from .argv import UNKNOWN, FlagUse, ParsedArgs
 from .catalog import Catalog, _version_key
-from .context import DIM_FACTS, Context, GpuProfile, exported_env, find_model_dir, gpu_profile, model_facts
+from .context import DIM_FACTS, Context, GpuClass, GpuProfile, exported_env, find_model_dir, gpu_profile, model_facts
+from .deployment import infer_context
 from .findings import Applicability, Edit, Finding, Fix, Severity, Span
 from .invocation import Invocation, Word
 from .kb import load_rule_files
@@ -199,7 +200,7 @@ class LaunchResolver(conditions.Resolver):
         if ns == "args":
             return self.arg(field)
         if ns == "gpu":
-            if self.ctx.gpu is None:
+            if not self._gpu:
                 return UNKNOWN
             if field not in self._gpu:
                 raise conditions.ConditionError(f"unknown GPU fact gpu.{field}")
@@ -712,7 +713,7 @@ def render(text: str, r: LaunchResolver) -> str:
 
 def launch_context(parsed: ParsedArgs, inv: Invocation | None, *, gpu: str | None, base_dirs: list[str],
                    sglang_version: str | None, env: dict[str, str | None] | None = None,
-                   hf_caches=None) -> Context:
+                   hf_caches=None, gpu_class: GpuClass | None = None) -> Context:
     profile = gpu_profile(gpu)
     model_path = parsed.get("model_path")
     dummy = isinstance(model_path, str) and model_path.lower() in ("dummy", "none")
@@ -727,7 +728,7 @@ def launch_context(parsed: ParsedArgs, inv: Invocation | None, *, gpu: str | Non
         found = find_model_dir(draft_path, base_dirs, hf_caches)
         if found is not None:
             draft = model_facts(found)
-    return Context(gpu=profile, model=facts, model_dummy=dummy,
+    return Context(gpu=profile, gpu_class=gpu_class if profile is None else None, model=facts, model_dummy=dummy,
                    env=dict(env if env is not None else (inv.env if inv else {}) or {}),
                    sglang_version=sglang_version or parsed.catalog.sglang_version, draft_model=draft)
 
@@ -1008,7 +1009,16 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
             # `export NAME=value` earlier in the script; the command's own prefix wins
             exported = exported_env(doc.data, inv.span.start, getattr(result, "tree", None))
             env = {**exported, **env}
-        ctx = launch_context(parsed, inv, gpu=gpu, base_dirs=base_dirs, sglang_version=version, env=env)
+        # precedence: CLI flag / LSP setting > in-file directive > inferred from the file > unknown
+        inferred = infer_context(doc, inv)
+        gpu_class = None
+        if not gpu:
+            gpu = inferred["gpu"].value if "gpu" in inferred else None
+            gpu_class = inferred["gpu_class"].value if "gpu_class" in inferred else None
+        if not version and "sglang_version" in inferred:
+            version = inferred["sglang_version"].value
+        ctx = launch_context(parsed, inv, gpu=gpu, base_dirs=base_dirs, sglang_version=version, env=env,
+                             gpu_class=gpu_class)
 
         def text_of(path: str | None) -> str | None:
             if path is None or path == doc.path:
