@@ -239,16 +239,17 @@ _PROBES = ("readinessProbe", "livenessProbe", "startupProbe")
 _VISIBLE = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 
 
-def placement(doc: Document, inv: Invocation) -> Placement | None:
-    """What surrounds ``inv`` in ``doc`` (``None`` when nothing is known about it)."""
+def placement(doc: Document, inv: Invocation, tree: Any = None) -> Placement | None:
+    """What surrounds ``inv`` in ``doc`` (``None`` when nothing is known about it). ``tree``:
+    the shell tree of ``doc`` when the caller has it (it is parsed only when needed otherwise)."""
     if not inv.program or inv.program[0].span.path not in (None, doc.path):
         return None
     if doc.language == "yaml":
         return _yaml_view(doc.path, doc.text).placement(inv.program[0].span.start)
-    return _shell_view(doc.path, doc.text).placement(inv)
+    return _shell_view(doc.path, doc.text).placement(inv, tree)
 
 
-def infer_context(doc: Document, inv: Invocation | None) -> dict[str, Inferred]:
+def infer_context(doc: Document, inv: Invocation | None, tree: Any = None) -> dict[str, Inferred]:
     """The inferred layer of ``inv``'s context: ``gpu`` (a profile name), ``gpu_class`` (a
     :class:`GpuClass`, when no single profile is known) and ``sglang_version``, each with where
     it was read. Node labels win over instance types, which win over the image, which wins over
@@ -256,7 +257,7 @@ def infer_context(doc: Document, inv: Invocation | None) -> dict[str, Inferred]:
     if inv is None:
         return {}
     try:
-        where = placement(doc, inv)
+        where = placement(doc, inv, tree)
     except (ValueError, IndexError):  # pragma: no cover - defensive: a broken file infers nothing
         return {}
     if where is None:
@@ -546,23 +547,31 @@ _GRES = re.compile(r"^#SBATCH[ \t]+--(?:gres[= ]gpu|gpus(?:-per-node|-per-task)?
                    r"(?P<count>\d+)", re.M)
 
 
+_IMAGE_BYTES = re.compile(rb"sglang[\w.-]*[:@]")
+
+
 class _ShellView:
     def __init__(self, doc: Document):
-        from .queries import parser
-
         self.doc = doc
-        self.tree = parser("bash").parse(doc.data)
+        self.tree: Any = None
+        self.has_image = bool(_IMAGE_BYTES.search(doc.data))
         self.gres: list[tuple[str | None, Value]] = []
         for m in _GRES.finditer(doc.text):
             a = len(doc.text[: m.start("count")].encode("utf-8", "surrogateescape"))
             span = Span(a, a + len(m.group("count")))
             self.gres.append((m.group("type"), Value(m.group("count"), span)))
 
-    def placement(self, inv: Invocation) -> Placement:
+    def placement(self, inv: Invocation, tree: Any = None) -> Placement:
         out = Placement("script")
         out.gres = list(self.gres)
         start = inv.program[0].span.start
-        node = self.tree.root_node.descendant_for_byte_range(start, start + 1)
+        if self.has_image and self.tree is None:
+            if tree is None:
+                from .queries import parser
+
+                tree = parser("bash").parse(self.doc.data)
+            self.tree = tree
+        node = self.tree.root_node.descendant_for_byte_range(start, start + 1) if self.has_image else None
         command = None
         while node is not None:
             if node.type == "command":

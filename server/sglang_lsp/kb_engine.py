@@ -1010,7 +1010,7 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
             exported = exported_env(doc.data, inv.span.start, getattr(result, "tree", None))
             env = {**exported, **env}
         # precedence: CLI flag / LSP setting > in-file directive > inferred from the file > unknown
-        inferred = infer_context(doc, inv)
+        inferred = infer_context(doc, inv, getattr(result, "tree", None))
         gpu_class = None
         if not gpu:
             gpu = inferred["gpu"].value if "gpu" in inferred else None
