@@ -673,6 +673,43 @@ async def test_hover_in_plain_text_for_clients_without_markdown(client: Language
     assert h.contents.kind == types.MarkupKind.PlainText and "**" not in h.contents.value
 
 
+INFERRED_GPU = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sglang}
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      containers:
+        - name: server
+          image: lmsysorg/sglang:v0.5.23-cu130
+          command: ["python3", "-m", "sglang.launch_server"]
+          args: ["--model-path", "m", "--tp-size", "8"]
+"""
+
+
+async def test_hover_on_the_launch_shows_the_inferred_gpu_and_its_origin(client: LanguageClient):
+    uri, _ = await _diagnostics(client, "inferred.yaml", INFERRED_GPU, "yaml")
+    h = await _hover(client, uri, find_char(INFERRED_GPU, "sglang.launch_server"))
+    text = h.contents.value
+    assert "GPU: `H100` — inferred from nodeSelector `nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3` (line 8)" in text
+    assert "sglang: `0.5.23` — inferred from image tag `lmsysorg/sglang:v0.5.23-cu130` (line 11)" in text
+    # the range is the program words: from `python3` to `sglang.launch_server`
+    assert h.range.start == find_char(INFERRED_GPU, "python3")
+    end = find_char(INFERRED_GPU, "sglang.launch_server")
+    assert h.range.end == pos(end.line, end.character + len("sglang.launch_server"))
+
+
+@with_session(init_options={"gpu": "B200"})
+async def test_hover_on_the_launch_says_the_setting_wins(client: LanguageClient):
+    uri, _ = await _diagnostics(client, "setting.yaml", INFERRED_GPU, "yaml")
+    text = (await _hover(client, uri, find_char(INFERRED_GPU, "python3"))).contents.value
+    assert "GPU: `B200` — from the editor/CLI setting" in text
+    assert "the file suggests `H100`" in text and "but the setting wins" in text
+
+
 async def test_hover_elsewhere_is_empty(client: LanguageClient):
     uri, _ = await _diagnostics(client, "nohover.sh", SCRIPT)
     assert await _hover(client, uri, pos(1, 2)) is None                       # MODEL=…

@@ -18,14 +18,14 @@ import logging
 import os
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import conditions
 from .argv import UNKNOWN, FlagUse, ParsedArgs
 from .catalog import Catalog, _version_key
 from .context import DIM_FACTS, Context, GpuClass, GpuProfile, exported_env, find_model_dir, gpu_profile, model_facts
-from .deployment import infer_context
+from .deployment import Inferred, infer_context
 from .findings import Applicability, Edit, Finding, Fix, Severity, Span
 from .invocation import Invocation, Word
 from .kb import load_rule_files
@@ -988,6 +988,40 @@ def explain_text(text: str) -> list[Explained]:
 # the engine's entry point
 
 
+@dataclass
+class LaunchTarget:
+    """What one launch runs on, with where each value came from (``sources``: key → a short
+    description, e.g. ``"the --gpu setting"`` or an inferred value's origin)."""
+
+    gpu: str | None = None
+    gpu_class: GpuClass | None = None
+    sglang_version: str | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+    inferred: dict[str, Inferred] = field(default_factory=dict)
+
+
+def launch_target(doc: Any, inv: Invocation | None, options: Any, tree: Any = None) -> LaunchTarget:
+    """The GPU and sglang version a launch's rules are evaluated for. Precedence: CLI flag /
+    LSP setting > in-file directive > inferred from the file (:func:`~sglang_lsp.deployment.infer_context`)
+    > unknown."""
+    out = LaunchTarget()
+    directives = _directives_of(doc.text)
+    out.inferred = inferred = infer_context(doc, inv, tree)
+    if getattr(options, "gpu", None):
+        out.gpu, out.sources["gpu"] = options.gpu, "setting"
+    elif directives.gpu:
+        out.gpu, out.sources["gpu"] = directives.gpu, "directive"
+    elif "gpu" in inferred:
+        out.gpu, out.sources["gpu"] = inferred["gpu"].value, "inferred"
+    elif "gpu_class" in inferred:
+        out.gpu_class, out.sources["gpu"] = inferred["gpu_class"].value, "inferred"
+    if getattr(options, "sglang_version", None):
+        out.sglang_version, out.sources["sglang_version"] = options.sglang_version, "setting"
+    elif "sglang_version" in inferred:
+        out.sglang_version, out.sources["sglang_version"] = inferred["sglang_version"].value, "inferred"
+    return out
+
+
 def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor: Span | None) -> list[Finding]:
     """Knowledge-base findings for one launch of a checked file (called by the engine after the
     argv is resolved). ``result`` is the engine's Result: its options, document and the other
@@ -995,30 +1029,20 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
     try:
         options = getattr(result, "options", None)
         doc = result.document
-        directives = _directives_of(doc.text)
-        gpu = (getattr(options, "gpu", None) or directives.gpu) if options is not None else directives.gpu
+        target = launch_target(doc, inv, options, getattr(result, "tree", None))
         base_dirs: list[str] = []
         if inv is not None and inv.base_dir:
             base_dirs.append(inv.base_dir)
         elif doc.path:
             base_dirs.append(os.path.dirname(os.path.abspath(doc.path)))
         base_dirs += list(getattr(options, "model_search_paths", ()) or ())
-        version = getattr(options, "sglang_version", None)
         env = dict(inv.env) if inv is not None else {}
         if inv is not None and doc.language == "shell" and inv.span.path is None and not inv.nested:
             # `export NAME=value` earlier in the script; the command's own prefix wins
             exported = exported_env(doc.data, inv.span.start, getattr(result, "tree", None))
             env = {**exported, **env}
-        # precedence: CLI flag / LSP setting > in-file directive > inferred from the file > unknown
-        inferred = infer_context(doc, inv, getattr(result, "tree", None))
-        gpu_class = None
-        if not gpu:
-            gpu = inferred["gpu"].value if "gpu" in inferred else None
-            gpu_class = inferred["gpu_class"].value if "gpu_class" in inferred else None
-        if not version and "sglang_version" in inferred:
-            version = inferred["sglang_version"].value
-        ctx = launch_context(parsed, inv, gpu=gpu, base_dirs=base_dirs, sglang_version=version, env=env,
-                             gpu_class=gpu_class)
+        ctx = launch_context(parsed, inv, gpu=target.gpu, base_dirs=base_dirs, sglang_version=target.sglang_version,
+                             env=env, gpu_class=target.gpu_class)
 
         def text_of(path: str | None) -> str | None:
             if path is None or path == doc.path:
@@ -1026,7 +1050,8 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
             other = result.documents.get(path)
             return other.text if other is not None else None
 
-        return evaluate(parsed, ctx, inv, anchor=anchor, text_of=text_of, declared_model=directives.model)
+        return evaluate(parsed, ctx, inv, anchor=anchor, text_of=text_of,
+                        declared_model=_directives_of(doc.text).model)
     except Exception as exc:  # pragma: no cover - defensive
         log.exception("knowledge-base evaluation failed")
         errors = getattr(result, "errors", None)
