@@ -219,14 +219,17 @@ class Placement:
 
     kind: str
     image: Value | None = None
-    gpu_limits: list[tuple[str, Value]] = field(default_factory=list)  # (resource name, count)
+    gpu_limits: list[tuple[str, Value]] = field(default_factory=list)  # (resource name, count): limits, else requests
+    gpu_values: list[tuple[str, Value]] = field(default_factory=list)  # every GPU count written (limits and requests)
+    container: int | None = None  # start byte of the container mapping (launches in one container share it)
     ports: list[tuple[Value, Value | None]] = field(default_factory=list)  # (containerPort, name)
     ports_key: Span | None = None
     probes: list[Probe] = field(default_factory=list)
     shm: bool | None = None  # /dev/shm is a memory-backed volume / ipc host / shm_size (None: cannot tell)
     shm_anchor: Span | None = None  # the container's name / the service key, for related information
     labels: list[tuple[str, list[Value], str]] = field(default_factory=list)  # (label, allowed values, where)
-    visible_devices: Value | None = None  # CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES
+    visible_devices: Value | None = None  # the value of CUDA_VISIBLE_DEVICES / HIP_… / ROCR_… (visible_name)
+    visible_name: str | None = None
     gres: list[tuple[str | None, Value]] = field(default_factory=list)  # Slurm GPU type and count
     group: tuple | None = None  # the LeaderWorkerSet (its span) this launch belongs to
     role: str | None = None  # leader | worker (LeaderWorkerSet)
@@ -393,7 +396,7 @@ class _YamlView:
     def _k8s(self, chain: list[tuple[str, Any]], i: int) -> Placement:
         container = chain[i + 1][1].parent  # the item mapping of `containers:`
         podspec = chain[i][1].parent
-        out = Placement("kubernetes")
+        out = Placement("kubernetes", container=container.start_byte)
         out.templated = self.ex._overlaps_template(podspec.start_byte, podspec.end_byte)
         cf = dict((k, (v, ks)) for k, v, ks in self._pairs(container))
         if "image" in cf:
@@ -407,9 +410,9 @@ class _YamlView:
             for part in ("limits", "requests"):
                 got = [(k, self._value(v, ks)) for k, v, ks in self._pairs(self._map(rf[part][0]))] if part in rf else []
                 got = [(k, v) for k, v in got if v is not None and (gpu_from_resource(k) is not None)]
-                if got:
+                out.gpu_values += got
+                if got and not out.gpu_limits:
                     out.gpu_limits = got
-                    break
         if "ports" in cf:
             out.ports_key = cf["ports"][1]
             for item in self._seq(cf["ports"][0]):
@@ -590,7 +593,7 @@ class _ShellView:
             if name in inv.env and inv.env[name] is not None:
                 span = self._assignment_span(name, start)
                 if span is not None:
-                    out.visible_devices = Value(inv.env[name] or "", span, None)
+                    out.visible_devices, out.visible_name = Value(inv.env[name] or "", span, None), name
                     break
         return out
 

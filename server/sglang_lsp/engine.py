@@ -20,6 +20,7 @@ from . import rules
 from .argv import ParsedArgs, resolve
 from .catalog import Catalog, load_catalog
 from .config_file import read_config
+from .deployment_checks import deployment_findings
 from .document import Document, decode
 from .findings import Applicability, Edit, Finding, Fix, Severity, Span
 from .invocation import Invocation, Word
@@ -93,6 +94,7 @@ def check_document(doc: Document, options: Options | None = None, old_tree: Any 
             _check_yaml(doc, cat, result)
         else:
             _check_shell(doc, cat, result, old_tree)
+        result.findings += deployment_findings(doc, result)
     except Exception as exc:  # pragma: no cover - defensive: one bad file must not stop a run
         log.exception("internal error while checking %s", doc.path)
         result.errors.append(f"internal error: {type(exc).__name__}: {exc}")

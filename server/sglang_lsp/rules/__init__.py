@@ -68,6 +68,17 @@ RULES: list[Rule] = [
     Rule("SGL024", "backslash-continuation-in-yaml-string", E, "`\\` at a line end of a YAML command string, where it does not continue the line"),
     Rule("SGL025", "non-string-k8s-argument", E, "Kubernetes command/args item that YAML reads as a number or boolean"),
     Rule("SGL026", "several-words-in-one-list-item", E, "Command/args list item holding several words, which nothing splits"),
+    # checks across one deployment (sglang_lsp.deployment_checks)
+    Rule("SGL050", "not-enough-gpus", E, "Launch that uses more GPUs per node than its container or `CUDA_VISIBLE_DEVICES` provides"),
+    Rule("SGL051", "idle-gpus", W, "Container that requests more GPUs than its launch uses"),
+    Rule("SGL052", "probe-port-mismatch", E, "Kubernetes probe on a port sglang does not listen on"),
+    Rule("SGL053", "container-port-mismatch", W, "Kubernetes `containerPort` list without sglang's `--port`"),
+    Rule("SGL054", "unknown-probe-path", E, "Kubernetes HTTP probe on a path sglang does not serve"),
+    Rule("SGL055", "loopback-host-in-container", E, "Launch that listens on 127.0.0.1 in a container that is probed or exposes ports"),
+    Rule("SGL056", "missing-shared-memory", W, "Multi-GPU launch in a container with the default 64 MiB `/dev/shm`"),
+    Rule("SGL057", "node-rank-out-of-range", E, "`--node-rank` that is not below `--nnodes`"),
+    Rule("SGL058", "multi-node-mismatch", E, "Nodes of one multi-node launch that disagree on `--nnodes`/`--dist-init-addr`, or a group size that differs from `--nnodes`"),
+    Rule("SGL059", "duplicate-node-rank", E, "Two nodes of one multi-node launch with the same `--node-rank`"),
 ]
 
 
