@@ -446,6 +446,13 @@ class _YamlView:
                 out.group_size = self._value(lf["size"][0], lf["size"][1])
             if out.role == "worker" and "leaderTemplate" not in lf:
                 out.role = "all"  # the worker template serves the leader too
+        elif keys[:2] == ["spec", "template"]:
+            top = dict((k, (v, ks)) for k, v, ks in self._pairs(chain[0][1].parent))
+            spec = dict((k, (v, ks)) for k, v, ks in self._pairs(self._map(top["spec"][0]))) if "spec" in top else {}
+            if "kind" in top and self.ex._scalar_text(top["kind"][0]) == "StatefulSet" and "replicas" in spec:
+                # the pods of a StatefulSet run one template; a multi-node launch spans them
+                out.group, out.role = ("statefulset", chain[0][1].start_byte), "all"
+                out.group_size = self._value(spec["replicas"][0], spec["replicas"][1])
         return out
 
     def _probe(self, kind: str, node: Any, key_span: Span) -> Probe | None:
@@ -574,7 +581,9 @@ class _ShellView:
 
                 tree = parser("bash").parse(self.doc.data)
             self.tree = tree
-        node = self.tree.root_node.descendant_for_byte_range(start, start + 1) if self.has_image else None
+        if self.tree is None and tree is not None:
+            self.tree = tree
+        node = self.tree.root_node.descendant_for_byte_range(start, start + 1) if self.tree is not None else None
         command = None
         while node is not None:
             if node.type == "command":
@@ -583,6 +592,11 @@ class _ShellView:
         if command is not None:
             words = self.doc.data[command.start_byte:start].decode("utf-8", "surrogateescape")
             offset = command.start_byte
+            if re.match(r"\s*(?:\S*/)?(?:docker|podman)\s+(?:container\s+)?run\s", words):
+                if re.search(r"\s--(?:ipc[= ]host|shm-size)\b", words):
+                    out.shm = True
+                elif not re.search(r"\s--ipc[= ]|\$", words):
+                    out.shm = False
             for m in re.finditer(r"\S+", words):
                 if m.group().startswith("-"):
                     continue

@@ -365,8 +365,7 @@ def _shared_memory(launch: Launch, doc: Document) -> list[Finding]:
     count, how = per_node
     span, flag = _anchor(launch, doc, "tp_size", "pp_size")
     if where.kind == "kubernetes":
-        what = ("the pod mounts no memory-backed volume at `/dev/shm`, so the container has the runtime's 64 MiB "
-                "default")
+        what = "the container mounts no volume at `/dev/shm`, so it has the runtime's 64 MiB default"
         hint = "mount an `emptyDir` with `medium: Memory` at `/dev/shm`"
     elif where.kind == "compose":
         what = "the service sets neither `ipc: host` nor `shm_size`, so the container has Docker's 64 MiB default"
@@ -392,10 +391,15 @@ def _node_rank_range(launch: Launch) -> list[Finding]:
         return []
     n_use = launch.parsed.last_use("nnodes")
     related = [(_value_span(n_use), f"`--nnodes {nnodes}`")] if n_use is not None else []
+    if nnodes == 1:
+        why = ("a single node is rank 0; with any other rank sglang starts no HTTP server and waits for a group "
+               "that never forms")
+    else:
+        why = (f"node ranks run from 0 to {nnodes - 1}, so this node holds no share of the group, and the nodes "
+               "that do wait for the missing rank")
     return [_finding(
-        "SGL057", f"`--node-rank {rank}` is not below `--nnodes {nnodes}`: node ranks run from 0 to {nnodes - 1}, "
-        "so this node never joins the group (the others wait for it)", _value_span(use), flag=use.spelling,
-        related=related,
+        "SGL057", f"`--node-rank {rank}` is not below `--nnodes {nnodes}`: {why}", _value_span(use),
+        flag=use.spelling, related=related,
     )]
 
 
@@ -442,7 +446,8 @@ def _group_size(members: list[Launch]) -> list[Finding]:
         out.append(_finding(
             "SGL058", f"`--nnodes {nnodes}` but the {what} is {size}: "
             + ("sglang waits for nodes that are never started" if size < nnodes else
-               f"{size - nnodes} pod{'s' if size - nnodes != 1 else ''} join a group that is already complete"),
+               f"{size - nnodes} pod{'s' if size - nnodes != 1 else ''} join{'s' if size - nnodes == 1 else ''} a "
+               "group that is already complete"),
             _value_span(use), flag=use.spelling, related=[(where.group_size.span, f"{what}: {size}")],
             fixes=[Fix(f"Set `--nnodes {size}`", Applicability.UNSAFE, (Edit(_value_span(use), str(size)),))]
             if use.values and use.values[0].origin in ("yaml", "shell") and not use.explicit else [],
