@@ -397,7 +397,10 @@ class _YamlView:
         container = chain[i + 1][1].parent  # the item mapping of `containers:`
         podspec = chain[i][1].parent
         out = Placement("kubernetes", container=container.start_byte)
-        out.templated = self.ex._overlaps_template(podspec.start_byte, podspec.end_byte)
+        # (a template alone on its line, like `{{- include "volumes" . | nindent 6 }}`, may sit before the
+        # first key of the mapping: look from the key that holds the pod spec)
+        holder = podspec.parent.parent if podspec.parent is not None and podspec.parent.parent is not None else podspec
+        out.templated = self.ex._overlaps_template(holder.start_byte, podspec.end_byte)
         cf = dict((k, (v, ks)) for k, v, ks in self._pairs(container))
         if "image" in cf:
             out.image = self._value(cf["image"][0], cf["image"][1])
@@ -426,7 +429,7 @@ class _YamlView:
                 p = self._probe(probe, cf[probe][0], cf[probe][1])
                 if p is not None:
                     out.probes.append(p)
-        out.shm = self._k8s_shm(podspec, cf)
+        out.shm = None if out.templated and not self._k8s_shm(podspec, cf) else self._k8s_shm(podspec, cf)
         pod = dict((k, (v, ks)) for k, v, ks in self._pairs(podspec))
         if "nodeSelector" in pod:
             for k, v, ks in self._pairs(self._map(pod["nodeSelector"][0])):
@@ -482,8 +485,6 @@ class _YamlView:
             if path.rstrip("/") in ("/dev/shm", "/dev"):
                 names.add(self.ex._scalar_text(m.get("name")))
         if not names:
-            if self.ex._overlaps_template(podspec.start_byte, podspec.end_byte):
-                return None
             return False
         for vol in self._seq(pod.get("volumes")):
             vf = dict((k, v) for k, v, _ in self._pairs(self._map(vol)))

@@ -249,10 +249,13 @@ def _ports(launch: Launch, doc: Document) -> list[Finding]:
         (_program_span(launch.inv), f"sglang listens on its default port {port}")
     named = {name.text: number for number, name in where.ports if name is not None}
     numbers = {_yaml_int(n.text) for n, _ in where.ports}
+    rank, nnodes = _arg(launch.parsed, "node_rank"), _int(_arg(launch.parsed, "nnodes"))
+    if (_int(rank) or 0) >= 1 or (rank is UNKNOWN and where.role == "worker" and (nnodes or 0) > 1):
+        return _follower_probes(launch, where, port, named)
     if port is not None:
         for probe in where.probes:
             out += _probe_port(probe, port, named, port_note)
-        if where.ports and None not in numbers and port not in numbers and not any(
+        if where.ports and not where.templated and None not in numbers and port not in numbers and not any(
                 _probe_hits(p, port, named) for p in where.probes):
             first = where.ports[0][0]
             out.append(_finding(
@@ -277,6 +280,27 @@ def _ports(launch: Launch, doc: Document) -> list[Finding]:
             "`0.0.0.0`", span if written else _program_span(launch.inv), flag="--host" if written else None,
             related=[(exposed, "this expects the server to be reachable from outside the container")],
             fixes=[fix] if fix is not None else [],
+        ))
+    return out
+
+
+def _follower_probes(launch: Launch, where: Placement, port: int | None, named: dict[str, Value]) -> list[Finding]:
+    """Nodes other than rank 0 of a multi-node launch start no HTTP server
+    (``http_server.launch_server`` returns after the schedulers for ``node_rank >= 1``): a
+    probe of sglang's port on them never succeeds."""
+    out = []
+    use = launch.parsed.last_use("node_rank")
+    related = [(_value_span(use), "this node's rank")] if use is not None else []
+    for probe in where.probes:
+        if probe.port is None or probe.handler not in ("httpGet", "tcpSocket", "grpc"):
+            continue
+        if port is not None and _resolve_port(probe, named) not in (port, None):
+            continue  # another process's port
+        out.append(_finding(
+            "SGL052", f"the {probe.kind} checks sglang's port on a node with a rank other than 0 (a "
+            f"{'LeaderWorkerSet worker' if where.role == 'worker' else 'follower node'}), but only rank 0 runs "
+            "the HTTP server: the probe never succeeds; use an `exec` probe or none on these pods",
+            probe.port.span, related=related,
         ))
     return out
 
