@@ -244,3 +244,29 @@ spec:
     assert "`size` is 4" in f.message
     fixed = apply_fix(text.encode(), f.fixes[0]).decode()
     assert '"--nnodes", "4"' in fixed and not _of(fixed, "lws.yaml", "SGL058")
+
+
+def test_compose_gpu_reservations():
+    text = """\
+services:
+  a:
+    image: lmsysorg/sglang:latest
+    ipc: host
+    command: python3 -m sglang.launch_server --model-path m --tp-size 4
+    deploy:
+      resources:
+        reservations:
+          devices:
+            - {driver: nvidia, count: 2, capabilities: [gpu]}
+  b:
+    image: lmsysorg/sglang:latest
+    ipc: host
+    command: python3 -m sglang.launch_server --model-path m --tp-size 4
+    deploy:
+      resources:
+        reservations:
+          devices:
+            - {driver: nvidia, device_ids: ["0", "1", "2", "3"], capabilities: [gpu]}
+"""
+    [f] = _of(text, "compose.yaml", "SGL050")
+    assert "device `count` gives it 2" in f.message and _at(text, f.related[0][0]) == "2"

@@ -290,7 +290,8 @@ def infer_context(doc: Document, inv: Invocation | None, tree: Any = None) -> di
         for name, count in where.gpu_limits:
             found = gpu_from_resource(name)
             if found is not None:
-                gpu = (found, Origin(count.key_span or count.span, f"GPU resource `{name}`", doc.path))
+                what = f"GPU resource `{name}`" if where.kind == "kubernetes" else "compose GPU reservation"
+                gpu = (found, Origin(count.key_span or count.span, what, doc.path))
                 break
     if gpu is not None:
         cls, origin = gpu
@@ -521,6 +522,7 @@ class _YamlView:
         sf = dict((k, (v, ks)) for k, v, ks in self._pairs(service))
         if "image" in sf:
             out.image = self._value(sf["image"][0], sf["image"][1])
+        self._compose_gpus(sf, out)
         ipc = self.ex._scalar_text(sf["ipc"][0]) if "ipc" in sf else None
         if ipc == "host" or "shm_size" in sf:
             out.shm = True
@@ -529,6 +531,35 @@ class _YamlView:
         else:
             out.shm = False
         return out
+
+    def _compose_gpus(self, sf: dict, out: Placement) -> None:
+        """`deploy.resources.reservations.devices` with the `gpu` capability: `count` or `device_ids`."""
+        deploy = dict((k, v) for k, v, _ in self._pairs(self._map(sf["deploy"][0]))) if "deploy" in sf else {}
+        res = dict((k, v) for k, v, _ in self._pairs(self._map(deploy.get("resources"))))
+        rsv = dict((k, v) for k, v, _ in self._pairs(self._map(res.get("reservations"))))
+        devices = self._seq(rsv.get("devices"))
+        gpu_devices = []
+        for dev in devices:
+            df = dict((k, (v, ks)) for k, v, ks in self._pairs(self._map(dev)))
+            caps = [self.ex._scalar_text(c) for c in self._seq(df["capabilities"][0])] if "capabilities" in df else []
+            if "gpu" in caps:
+                gpu_devices.append(df)
+        if len(gpu_devices) != 1:
+            return  # none, or several requests: not counted
+        df = gpu_devices[0]
+        driver = self.ex._scalar_text(df["driver"][0]) if "driver" in df else None
+        name = "amd.com/gpu" if driver == "amd" else "nvidia.com/gpu"
+        if "count" in df:
+            v = self._value(df["count"][0], df["count"][1])
+            if v is not None and v.text != "all":
+                out.gpu_limits = out.gpu_values = [(name, v)]
+        elif "device_ids" in df:
+            ids = [self._value(i) for i in self._seq(df["device_ids"][0])]
+            if ids and all(i is not None for i in ids):
+                first, last = ids[0].span, ids[-1].span  # type: ignore[union-attr]
+                out.visible_devices = Value(",".join(i.text for i in ids if i is not None), Span(first.start, last.end),
+                                            df["device_ids"][1])
+                out.visible_name = "device_ids"
 
     def _other(self, chain: list[tuple[str, Any]]) -> Placement:
         """Shell in other YAML (SkyPilot, dstack, CI): the nearest `image`/`image_id` around it."""

@@ -193,11 +193,14 @@ def _gpu_count(launch: Launch, doc: Document, launches: list[Launch]) -> list[Fi
         name, value = where.gpu_limits[0]
         n = _int(_yaml_int(value.text))
         if n is not None:
-            given = (n, value, f"the container's `{name}` {('limit' if where.kind == 'kubernetes' else 'request')}")
+            given = (n, value, f"the container's `{name}` limit" if where.kind == "kubernetes" else
+                     "the service's GPU device `count`")
     elif where.visible_devices is not None:
         n = _visible_count(where.visible_devices.text)
         if n is not None:
-            given = (n, where.visible_devices, f"`{where.visible_name}={where.visible_devices.text}`")
+            shown = f"`{where.visible_name}={where.visible_devices.text}`" if where.kind != "compose" else \
+                f"the service's GPU `device_ids` ({where.visible_devices.text})"
+            given = (n, where.visible_devices, shown)
     if given is None:
         return []
     n, value, what = given
