@@ -270,3 +270,29 @@ services:
 """
     [f] = _of(text, "compose.yaml", "SGL050")
     assert "device `count` gives it 2" in f.message and _at(text, f.related[0][0]) == "2"
+
+
+COMPOSE_SH = """\
+services:
+  s:
+    image: lmsysorg/sglang:latest
+    ipc: host
+    environment: [MODEL=Qwen/Qwen2.5-7B-Instruct]
+    entrypoint: ["/bin/sh", "-c"]
+    command: ["exec python3 -m sglang.launch_server --model-path $MODEL"]
+"""
+
+
+def test_compose_interpolation_fix_and_related(tmp_path):
+    path = str(tmp_path / "compose.yaml")
+    [f] = _of(COMPOSE_SH, path, "SGL060")
+    assert _at(COMPOSE_SH, f.span) == "$MODEL" and _at(COMPOSE_SH, f.related[0][0]) == "MODEL"
+    fixed = apply_fix(COMPOSE_SH.encode(), f.fixes[0]).decode()
+    assert "--model-path $$MODEL" in fixed and not _of(fixed, path, "SGL060")
+
+
+def test_compose_interpolation_defined_in_dot_env(tmp_path):
+    (tmp_path / ".env").write_text("# defaults\nMODEL=Qwen/Qwen2.5-7B-Instruct\n", encoding="utf-8")
+    assert not _of(COMPOSE_SH, str(tmp_path / "compose.yaml"), "SGL060")
+    (tmp_path / ".env").write_text("OTHER=1\n", encoding="utf-8")
+    assert _of(COMPOSE_SH, str(tmp_path / "compose.yaml"), "SGL060")

@@ -235,6 +235,11 @@ class Placement:
     role: str | None = None  # leader | worker (LeaderWorkerSet)
     group_size: Value | None = None  # LeaderWorkerSet `size`
     templated: bool = False  # a template expression is inside the pod spec: do not trust absence
+    # compose: `$VAR`/`${VAR…}` in command/entrypoint (name, range, has a default or error form), the
+    # service's `environment:` names (with the key's range), and whether the command runs in a shell
+    interpolations: list[tuple[str, Span, bool]] = field(default_factory=list)
+    service_env: dict[str, Span] = field(default_factory=dict)
+    runs_shell: bool = False
 
 
 _CONTAINER_KEYS = ("containers", "initContainers")
@@ -523,6 +528,7 @@ class _YamlView:
         if "image" in sf:
             out.image = self._value(sf["image"][0], sf["image"][1])
         self._compose_gpus(sf, out)
+        self._compose_interpolations(sf, out)
         ipc = self.ex._scalar_text(sf["ipc"][0]) if "ipc" in sf else None
         if ipc == "host" or "shm_size" in sf:
             out.shm = True
@@ -531,6 +537,36 @@ class _YamlView:
         else:
             out.shm = False
         return out
+
+    def _compose_interpolations(self, sf: dict, out: Placement) -> None:
+        if "environment" in sf:
+            env = self.ex._resolve(sf["environment"][0])
+            if env is not None and env.type in ("block_mapping", "flow_mapping"):
+                out.service_env = {k: ks for k, _, ks in self._pairs(env)}
+            else:
+                for item in self._seq(sf["environment"][0]):
+                    v = self._value(item)
+                    if v is not None:
+                        name = v.text.split("=", 1)[0]
+                        out.service_env[name] = Span(v.span.start, v.span.start + len(name.encode()))
+        first = True
+        for key in ("entrypoint", "command"):
+            if key not in sf:
+                continue
+            node = self.ex._resolve(sf[key][0])
+            items = self._seq(sf[key][0]) if node is not None and "sequence" in node.type else [sf[key][0]]
+            for item in items:
+                sc = self.ex._scalar(item)
+                if sc is None:
+                    continue
+                if first:
+                    word = sc.text.split(None, 1)[0] if sc.text.split() else ""
+                    out.runs_shell = word.rsplit("/", 1)[-1] in ("sh", "bash", "dash", "zsh", "ash")
+                    first = False
+                if self.ex._in_hole(sc.spans) is not None and self.ex.templates and \
+                        any(self.ex._overlaps_template(a, b) for a, b in sc.spans):
+                    continue  # a template: its text is not what Compose sees
+                out.interpolations += _interpolations(sc.text, sc.spans)
 
     def _compose_gpus(self, sf: dict, out: Placement) -> None:
         """`deploy.resources.reservations.devices` with the `gpu` capability: `count` or `device_ids`."""
@@ -574,6 +610,28 @@ class _YamlView:
                         shift = len(val.text) - len(text)
                         out.image = Value(text, Span(val.span.start + shift, val.span.end), ks)
         return out
+
+
+_REF = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<op>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _interpolations(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, Span, bool]]:
+    """Compose's `$VAR` / `${VAR}` / `${VAR:-default}` references in one string (`$$` escapes)."""
+    out = []
+    i = 0
+    while i < len(text):
+        if text.startswith("$$", i):
+            i += 2
+            continue
+        m = _REF.match(text, i) if text[i] == "$" else None
+        if m is None:
+            i += 1
+            continue
+        name = m.group("braced") or m.group("plain")
+        op = m.group("op") or ""
+        out.append((name, Span(spans[m.start()][0], spans[m.end() - 1][1]), op[:2].lstrip(":")[:1] in ("-", "?", "+")))
+        i = m.end()
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

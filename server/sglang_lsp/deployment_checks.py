@@ -11,6 +11,7 @@ flag value (or the YAML value) concerned, with the other side as related informa
 from __future__ import annotations
 
 import logging
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +55,7 @@ def deployment_findings(doc: Document, result: Any) -> list[Finding]:
             out += _shared_memory(launch, doc)
             out += _node_rank_range(launch)
         out += _multi_node(launches, doc, getattr(result, "tree", None))
+        out += _compose_interpolations(launches, doc)
         return out
     except Exception as exc:  # pragma: no cover - defensive
         log.exception("deployment checks failed")
@@ -580,4 +582,58 @@ def _exclusive_pairs(members: list[Launch], tree: Any, doc: Document) -> set[tup
             pa, pb = dict(arms[id(a)]), dict(arms[id(b)])
             if any(k in pb and pa[k] != pb[k] for k in pa):
                 out.add((id(a), id(b)))
+    return out
+
+
+# --- compose interpolation -------------------------------------------------------------------
+
+
+def _dot_env(doc: Document) -> set[str] | None:
+    """Names a `.env` file next to the compose file defines (``None``: it cannot be read)."""
+    if not doc.path:
+        return None
+    path = os.path.join(os.path.dirname(os.path.abspath(doc.path)), ".env")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return set()
+    except OSError:
+        return None
+    return set(re.findall(r"(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)[ \t]*=", text))
+
+
+def _compose_interpolations(launches: list[Launch], doc: Document) -> list[Finding]:
+    """SGL060: `$VAR` in a compose command where VAR is set in the service's `environment:` only.
+    Compose replaces it when it reads the file, from the shell that runs `docker compose` and the
+    `.env` file — never from `environment:`, which only reaches the container."""
+    out: list[Finding] = []
+    seen: set[Span] = set()
+    dot_env: set[str] | None = None
+    for launch in launches:
+        where = launch.where
+        if where is None or where.kind != "compose" or not where.interpolations:
+            continue
+        for name, span, has_default in where.interpolations:
+            if has_default or name not in where.service_env or span in seen:
+                continue
+            if dot_env is None:
+                dot_env = _dot_env(doc)
+                if dot_env is None:
+                    return out
+            if name in dot_env:
+                continue
+            seen.add(span)
+            fixes = []
+            if where.runs_shell:
+                fixes.append(Fix(f"Escape it (`$$`) so the container's shell expands `{name}`", Applicability.UNSAFE,
+                                 (Edit(Span(span.start, span.start, span.path), "$"),)))
+            out.append(_finding(
+                "SGL060", f"Docker Compose replaces `{doc.slice(span.start, span.end)}` when it reads this file, with "
+                f"`{name}` from the shell that runs `docker compose` or the `.env` file, not from the service's "
+                "`environment:`; where neither sets it, the command gets an empty string"
+                + ("; write `$$` to leave it to the container's shell" if where.runs_shell else ""),
+                span, related=[(where.service_env[name], f"`{name}` is set here, for the container only")],
+                fixes=fixes,
+            ))
     return out

@@ -79,6 +79,7 @@ RULES: list[Rule] = [
     Rule("SGL057", "node-rank-out-of-range", E, "`--node-rank` that is not below `--nnodes`"),
     Rule("SGL058", "multi-node-mismatch", E, "Nodes of one multi-node launch that disagree on `--nnodes`/`--dist-init-addr`, or a group size that differs from `--nnodes`"),
     Rule("SGL059", "duplicate-node-rank", E, "Two nodes of one multi-node launch with the same `--node-rank`"),
+    Rule("SGL060", "compose-interpolates-service-variable", W, "Compose `$VAR` in a command for a variable set only in the service's `environment:`"),
 ]
 
 
