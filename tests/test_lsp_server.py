@@ -907,6 +907,18 @@ async def test_inlay_hints_show_what_the_engine_knows(client: LanguageClient):
     assert by_label["= meta-llama/Llama-3.1-8B-Instruct"].position == pos(2, end_of_model)
 
 
+@with_session(init_options={"inlayHints": True})
+async def test_inlay_hint_shows_the_inferred_context(client: LanguageClient):
+    uri, _ = await _diagnostics(client, "inferred-hints.yaml", INFERRED_GPU, "yaml")
+    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
+        text_document=doc_id(uri), range=types.Range(start=pos(0, 0), end=pos(20, 0))))
+    [hint] = hints
+    assert hint.label == "GPU H100 · sglang 0.5.23"
+    end = find_char(INFERRED_GPU, "sglang.launch_server")
+    assert hint.position == pos(end.line, end.character + len("sglang.launch_server"))
+    assert "nodeSelector `nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3` (line 8)" in hint.tooltip
+
+
 async def test_explain_error_command(client: LanguageClient):
     line = ("launch_server.py: error: argument --quantization: invalid choice: 'fp9' "
             "(choose from 'awq', 'fp8')")
