@@ -850,8 +850,9 @@ spec:
 async def test_kubernetes_manifest(client: LanguageClient):
     uri, diags = await _diagnostics(client, "deploy.yaml", MANIFEST, language_id="yaml")
     by = {d.code: d for d in diags}
-    assert set(by) == {"SGL002", "SGL007"}
+    assert set(by) == {"SGL002", "SGL007", "SGL056"}  # (SGL056: `--tp 8` and no /dev/shm volume)
     assert by["SGL002"].range.start == find_char(MANIFEST, "awqq")  # the list item, not the key or the line
+    assert by["SGL056"].range.start == find_char(MANIFEST, '8"\n') and by["SGL056"].related_information
     h = await _hover(client, uri, find_char(MANIFEST, "--quantization"))
     assert "**`--quantization`**" in h.contents.value
     # completion of a flag in the args list and of a choice value after a choice flag
