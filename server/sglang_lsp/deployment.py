@@ -20,6 +20,7 @@ not say leaves the fact unknown.
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,8 @@ from .context import PROFILES, GpuClass, GpuProfile, gpu_profile, vendor_class
 from .document import Document
 from .findings import Span
 from .invocation import Invocation
+
+log = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------------------------------------
 # inferred values
@@ -112,13 +115,13 @@ _INSTANCE_TYPES: list[tuple[re.Pattern, str, bool]] = [
     (re.compile(r"^a2-ultragpu-\d+g$"), "A100", True),
     (re.compile(r"^a2-(?:highgpu|megagpu)-\d+g$"), "A100", False),
     # Azure ND series
-    (re.compile(r"^standard_nd\d+[a-z]*_h100_v5$", re.I), "H100", True),
-    (re.compile(r"^standard_nd\d+[a-z]*_h200_v5$", re.I), "H200", True),
-    (re.compile(r"^standard_nd\d+[a-z]*_mi300x_v5$", re.I), "MI300X", True),
-    (re.compile(r"^standard_nd\d+[a-z]*_gb200_v6$", re.I), "GB200", True),
-    (re.compile(r"^standard_nd\d+[a-z]*_gb300_v6$", re.I), "GB300", True),
-    (re.compile(r"^standard_nd96amsr_a100_v4$", re.I), "A100", True),
-    (re.compile(r"^standard_nd96asr_v4$", re.I), "A100", False),
+    (re.compile(r"^standard_nd\d+[a-z]*_h100_v5$", re.IGNORECASE), "H100", True),
+    (re.compile(r"^standard_nd\d+[a-z]*_h200_v5$", re.IGNORECASE), "H200", True),
+    (re.compile(r"^standard_nd\d+[a-z]*_mi300x_v5$", re.IGNORECASE), "MI300X", True),
+    (re.compile(r"^standard_nd\d+[a-z]*_gb200_v6$", re.IGNORECASE), "GB200", True),
+    (re.compile(r"^standard_nd\d+[a-z]*_gb300_v6$", re.IGNORECASE), "GB300", True),
+    (re.compile(r"^standard_nd96amsr_a100_v4$", re.IGNORECASE), "A100", True),
+    (re.compile(r"^standard_nd96asr_v4$", re.IGNORECASE), "A100", False),
     # Oracle Cloud bare metal
     (re.compile(r"^BM\.GPU\.H100\.\d+$"), "H100", True),
     (re.compile(r"^BM\.GPU\.H200\.\d+$"), "H200", True),
@@ -266,7 +269,8 @@ def infer_context(doc: Document, inv: Invocation | None, tree: Any = None) -> di
         return {}
     try:
         where = placement(doc, inv, tree)
-    except (ValueError, IndexError):  # pragma: no cover - defensive: a broken file infers nothing
+    except Exception:  # pragma: no cover - defensive: a file we misread infers nothing, the checks go on
+        log.exception("inference failed for %s", doc.path)
         return {}
     if where is None:
         return {}
@@ -327,7 +331,7 @@ def _union(classes: list[GpuClass]) -> GpuClass | None:
 
 
 @functools.lru_cache(maxsize=8)
-def _yaml_view(path: str | None, text: str) -> "_YamlView":
+def _yaml_view(path: str | None, text: str) -> _YamlView:
     return _YamlView(Document(text, path, "yaml"))
 
 
@@ -338,6 +342,7 @@ class _YamlView:
 
         self.doc = doc
         self.ex = _Extractor(doc, None, load_catalog())  # its tree and its YAML helpers (anchors, merge keys, scalars)
+        self._memo: dict[int, Placement | None] = {}  # program start → placement (asked by the KB rules and the checks)
 
     def _value(self, node: Any, key_span: Span | None = None) -> Value | None:
         sc = self.ex._scalar(node)
@@ -388,6 +393,11 @@ class _YamlView:
         return out[::-1]
 
     def placement(self, pos: int) -> Placement | None:
+        if pos not in self._memo:
+            self._memo[pos] = self._placement(pos)
+        return self._memo[pos]
+
+    def _placement(self, pos: int) -> Placement | None:
         chain = self._chain(pos)
         keys = [k for k, _ in chain]
         for i, key in enumerate(keys):
@@ -407,7 +417,7 @@ class _YamlView:
         # first key of the mapping: look from the key that holds the pod spec)
         holder = podspec.parent.parent if podspec.parent is not None and podspec.parent.parent is not None else podspec
         out.templated = self.ex._overlaps_template(holder.start_byte, podspec.end_byte)
-        cf = dict((k, (v, ks)) for k, v, ks in self._pairs(container))
+        cf = {k: (v, ks) for k, v, ks in self._pairs(container)}
         if "image" in cf:
             out.image = self._value(cf["image"][0], cf["image"][1])
         name = cf.get("name")
@@ -415,7 +425,7 @@ class _YamlView:
                           Span(container.start_byte, container.start_byte))
         resources = self._map(cf["resources"][0]) if "resources" in cf else None
         if resources is not None:
-            rf = dict((k, (v, ks)) for k, v, ks in self._pairs(resources))
+            rf = {k: (v, ks) for k, v, ks in self._pairs(resources)}
             for part in ("limits", "requests"):
                 got = [(k, self._value(v, ks)) for k, v, ks in self._pairs(self._map(rf[part][0]))] if part in rf else []
                 got = [(k, v) for k, v in got if v is not None and (gpu_from_resource(k) is not None)]
@@ -425,7 +435,7 @@ class _YamlView:
         if "ports" in cf:
             out.ports_key = cf["ports"][1]
             for item in self._seq(cf["ports"][0]):
-                pf = dict((k, (v, ks)) for k, v, ks in self._pairs(self._map(item)))
+                pf = {k: (v, ks) for k, v, ks in self._pairs(self._map(item))}
                 number = self._value(pf["containerPort"][0], pf["containerPort"][1]) if "containerPort" in pf else None
                 pname = self._value(pf["name"][0], pf["name"][1]) if "name" in pf else None
                 if number is not None:
@@ -436,7 +446,7 @@ class _YamlView:
                 if p is not None:
                     out.probes.append(p)
         out.shm = None if out.templated and not self._k8s_shm(podspec, cf) else self._k8s_shm(podspec, cf)
-        pod = dict((k, (v, ks)) for k, v, ks in self._pairs(podspec))
+        pod = {k: (v, ks) for k, v, ks in self._pairs(podspec)}
         if "nodeSelector" in pod:
             for k, v, ks in self._pairs(self._map(pod["nodeSelector"][0])):
                 val = self._value(v, ks)
@@ -450,14 +460,14 @@ class _YamlView:
             lwt = self._map(chain[j][1].child_by_field_name("value"))
             out.group = ("lws", chain[j][1].start_byte)
             out.role = "leader" if "leaderTemplate" in keys[j:] else "worker"
-            lf = dict((k, (v, ks)) for k, v, ks in self._pairs(lwt))
+            lf = {k: (v, ks) for k, v, ks in self._pairs(lwt)}
             if "size" in lf:
                 out.group_size = self._value(lf["size"][0], lf["size"][1])
             if out.role == "worker" and "leaderTemplate" not in lf:
                 out.role = "all"  # the worker template serves the leader too
         elif keys[:2] == ["spec", "template"]:
-            top = dict((k, (v, ks)) for k, v, ks in self._pairs(chain[0][1].parent))
-            spec = dict((k, (v, ks)) for k, v, ks in self._pairs(self._map(top["spec"][0]))) if "spec" in top else {}
+            top = {k: (v, ks) for k, v, ks in self._pairs(chain[0][1].parent)}
+            spec = {k: (v, ks) for k, v, ks in self._pairs(self._map(top["spec"][0]))} if "spec" in top else {}
             if "kind" in top and self.ex._scalar_text(top["kind"][0]) == "StatefulSet" and "replicas" in spec:
                 # the pods of a StatefulSet run one template; a multi-node launch spans them
                 out.group, out.role = ("statefulset", chain[0][1].start_byte), "all"
@@ -471,16 +481,16 @@ class _YamlView:
         for handler, value, _ in self._pairs(m):
             if handler not in ("httpGet", "tcpSocket", "grpc", "exec"):
                 continue
-            hf = dict((k, (v, ks)) for k, v, ks in self._pairs(self._map(value)))
+            hf = {k: (v, ks) for k, v, ks in self._pairs(self._map(value))}
             port = self._value(hf["port"][0], hf["port"][1]) if "port" in hf else None
             path = self._value(hf["path"][0], hf["path"][1]) if "path" in hf else None
             return Probe(kind, port, path, handler, key_span)
         return None
 
     def _k8s_shm(self, podspec: Any, cf: dict) -> bool | None:
-        mounts = [dict((k, v) for k, v, _ in self._pairs(self._map(m))) for m in self._seq(cf["volumeMounts"][0])] \
+        mounts = [{k: v for k, v, _ in self._pairs(self._map(m))} for m in self._seq(cf["volumeMounts"][0])] \
             if "volumeMounts" in cf else []
-        pod = dict((k, v) for k, v, _ in self._pairs(podspec))
+        pod = {k: v for k, v, _ in self._pairs(podspec)}
         if pod.get("hostIPC") is not None and (self.ex._scalar_text(pod["hostIPC"]) or "").lower() == "true":
             return True
         names = set()
@@ -493,22 +503,22 @@ class _YamlView:
         if not names:
             return False
         for vol in self._seq(pod.get("volumes")):
-            vf = dict((k, v) for k, v, _ in self._pairs(self._map(vol)))
+            vf = {k: v for k, v, _ in self._pairs(self._map(vol))}
             if self.ex._scalar_text(vf.get("name")) in names:
                 return True  # an emptyDir (memory or disk) or host path mounted there: sglang only needs room
         return None
 
     def _affinity(self, node: Any) -> list[tuple[str, list[Value], str]]:
         out = []
-        af = dict((k, v) for k, v, _ in self._pairs(self._map(node)))
-        na = dict((k, v) for k, v, _ in self._pairs(self._map(af.get("nodeAffinity"))))
-        req = dict((k, v) for k, v, _ in self._pairs(self._map(na.get("requiredDuringSchedulingIgnoredDuringExecution"))))
+        af = {k: v for k, v, _ in self._pairs(self._map(node))}
+        na = {k: v for k, v, _ in self._pairs(self._map(af.get("nodeAffinity")))}
+        req = {k: v for k, v, _ in self._pairs(self._map(na.get("requiredDuringSchedulingIgnoredDuringExecution")))}
         terms = self._seq(req.get("nodeSelectorTerms"))
         if len(terms) != 1:
             return out  # terms are ORed: several of them leave the node open
-        tf = dict((k, v) for k, v, _ in self._pairs(self._map(terms[0])))
+        tf = {k: v for k, v, _ in self._pairs(self._map(terms[0]))}
         for expr in self._seq(tf.get("matchExpressions")):
-            ef = dict((k, v) for k, v, _ in self._pairs(self._map(expr)))
+            ef = {k: v for k, v, _ in self._pairs(self._map(expr))}
             key, op = self.ex._scalar_text(ef.get("key")), self.ex._scalar_text(ef.get("operator"))
             if key is None or op != "In":
                 continue
@@ -524,7 +534,7 @@ class _YamlView:
         out = Placement("compose")
         key = service_pair.child_by_field_name("key")
         out.shm_anchor = Span(key.start_byte, key.end_byte) if key is not None else None
-        sf = dict((k, (v, ks)) for k, v, ks in self._pairs(service))
+        sf = {k: (v, ks) for k, v, ks in self._pairs(service)}
         if "image" in sf:
             out.image = self._value(sf["image"][0], sf["image"][1])
         self._compose_gpus(sf, out)
@@ -570,13 +580,13 @@ class _YamlView:
 
     def _compose_gpus(self, sf: dict, out: Placement) -> None:
         """`deploy.resources.reservations.devices` with the `gpu` capability: `count` or `device_ids`."""
-        deploy = dict((k, v) for k, v, _ in self._pairs(self._map(sf["deploy"][0]))) if "deploy" in sf else {}
-        res = dict((k, v) for k, v, _ in self._pairs(self._map(deploy.get("resources"))))
-        rsv = dict((k, v) for k, v, _ in self._pairs(self._map(res.get("reservations"))))
+        deploy = {k: v for k, v, _ in self._pairs(self._map(sf["deploy"][0]))} if "deploy" in sf else {}
+        res = {k: v for k, v, _ in self._pairs(self._map(deploy.get("resources")))}
+        rsv = {k: v for k, v, _ in self._pairs(self._map(res.get("reservations")))}
         devices = self._seq(rsv.get("devices"))
         gpu_devices = []
         for dev in devices:
-            df = dict((k, (v, ks)) for k, v, ks in self._pairs(self._map(dev)))
+            df = {k: (v, ks) for k, v, ks in self._pairs(self._map(dev))}
             caps = [self.ex._scalar_text(c) for c in self._seq(df["capabilities"][0])] if "capabilities" in df else []
             if "gpu" in caps:
                 gpu_devices.append(df)
@@ -606,7 +616,7 @@ class _YamlView:
                 if k in ("image", "image_id") and out.image is None:
                     val = self._value(v, ks)
                     if val is not None:
-                        text = val.text[len("docker:"):] if val.text.startswith("docker:") else val.text
+                        text = val.text.removeprefix("docker:")
                         shift = len(val.text) - len(text)
                         out.image = Value(text, Span(val.span.start + shift, val.span.end), ks)
         return out
@@ -639,12 +649,12 @@ def _interpolations(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, 
 
 
 @functools.lru_cache(maxsize=8)
-def _shell_view(path: str | None, text: str) -> "_ShellView":
+def _shell_view(path: str | None, text: str) -> _ShellView:
     return _ShellView(Document(text, path, "shell"))
 
 
 _GRES = re.compile(r"^#SBATCH[ \t]+--(?:gres[= ]gpu|gpus(?:-per-node|-per-task)?[= ])(?::|)(?:(?P<type>[A-Za-z][\w-]*):)?"
-                   r"(?P<count>\d+)", re.M)
+                   r"(?P<count>\d+)", re.MULTILINE)
 
 
 _IMAGE_BYTES = re.compile(rb"sglang[\w.-]*[:@]")

@@ -275,7 +275,7 @@ def _ports(launch: Launch, doc: Document) -> list[Finding]:
             out += _probe_path(probe, port, named)
     if isinstance(host, str) and host in LOOPBACK and (where.ports or any(
             p.handler in ("httpGet", "tcpSocket", "grpc") for p in where.probes)):
-        span, flag = _anchor(launch, doc, "host")
+        span, _flag = _anchor(launch, doc, "host")
         exposed = where.probes[0].key_span if where.probes else where.ports[0][0].span
         written = launch.parsed.last_use("host") is not None
         fix = _add_host_fix(launch, doc)
