@@ -296,3 +296,26 @@ def test_compose_interpolation_defined_in_dot_env(tmp_path):
     assert not _of(COMPOSE_SH, str(tmp_path / "compose.yaml"), "SGL060")
     (tmp_path / ".env").write_text("OTHER=1\n", encoding="utf-8")
     assert _of(COMPOSE_SH, str(tmp_path / "compose.yaml"), "SGL060")
+
+
+def test_docker_gpus_and_slurm_gres():
+    text = """\
+#!/bin/bash
+#SBATCH --nodes=1
+#SBATCH --gres=gpu:h100:4
+docker run --rm --gpus '"device=0,1"' --ipc=host lmsysorg/sglang:latest python3 -m sglang.launch_server --model-path m --tp-size 4
+docker run --rm --gpus all --ipc=host lmsysorg/sglang:latest python3 -m sglang.launch_server --model-path m --tp-size 8
+srun python3 -m sglang.launch_server --model-path m --tp-size 8
+srun python3 -m sglang.launch_server --model-path m --tp-size 4
+"""
+    found = _of(text, "job.sbatch", "SGL050")
+    assert [text.splitlines()[check_line(text, f.span) - 1].split()[0] for f in found] == ["docker", "srun"]
+    docker, srun = found
+    assert "`docker run --gpus device=0,1` gives it 2" in docker.message
+    assert _at(text, docker.related[0][0]) == "device=0,1"
+    assert "`#SBATCH --gres=gpu:h100:4` (GPUs per node) gives it 4" in srun.message
+    assert _at(text, srun.related[0][0]) == "4"  # the count in the #SBATCH line
+
+
+def check_line(text: str, span: Span) -> int:
+    return text.encode()[:span.start].count(b"\n") + 1

@@ -234,6 +234,9 @@ class Placement:
     visible_devices: Value | None = None  # the value of CUDA_VISIBLE_DEVICES / HIP_… / ROCR_… (visible_name)
     visible_name: str | None = None
     gres: list[tuple[str | None, Value]] = field(default_factory=list)  # Slurm GPU type and count
+    gres_per_node: Value | None = None  # `#SBATCH --gres=gpu:…:N` / `--gpus-per-node=…N`: GPUs of each node
+    gres_option: str | None = None
+    containerized: bool = False  # a script's `docker run …`: the host's variables and Slurm's GPUs do not apply
     group: tuple | None = None  # the LeaderWorkerSet (its span) this launch belongs to
     role: str | None = None  # leader | worker (LeaderWorkerSet)
     group_size: Value | None = None  # LeaderWorkerSet `size`
@@ -653,8 +656,9 @@ def _shell_view(path: str | None, text: str) -> _ShellView:
     return _ShellView(Document(text, path, "shell"))
 
 
-_GRES = re.compile(r"^#SBATCH[ \t]+--(?:gres[= ]gpu|gpus(?:-per-node|-per-task)?[= ])(?::|)(?:(?P<type>[A-Za-z][\w-]*):)?"
-                   r"(?P<count>\d+)", re.MULTILINE)
+_GRES = re.compile(r"^#SBATCH[ \t]+--(?P<option>gres[= ]gpu|gpus(?:-per-node|-per-task)?[= ])(?::|)"
+                   r"(?:(?P<type>[A-Za-z][\w-]*):)?(?P<count>\d+)[ \t]*(?:#.*)?$", re.MULTILINE)
+_DOCKER_GPUS = re.compile(r"\s--gpus[= ]['\"]*(?P<value>[^\s'\"]+)['\"]*")
 
 
 _IMAGE_BYTES = re.compile(rb"sglang[\w.-]*[:@]")
@@ -664,18 +668,23 @@ class _ShellView:
     def __init__(self, doc: Document):
         self.doc = doc
         self.tree: Any = None
-        self.has_image = bool(_IMAGE_BYTES.search(doc.data))
+        self.needs_tree = bool(_IMAGE_BYTES.search(doc.data)) or b"docker" in doc.data or b"podman" in doc.data
         self.gres: list[tuple[str | None, Value]] = []
+        self.per_node: tuple[Value, str] | None = None
         for m in _GRES.finditer(doc.text):
             a = len(doc.text[: m.start("count")].encode("utf-8", "surrogateescape"))
             span = Span(a, a + len(m.group("count")))
             self.gres.append((m.group("type"), Value(m.group("count"), span)))
+            option = re.split(r"[= ]", m.group("option"))[0]
+            if option in ("gres", "gpus-per-node"):
+                shown = m.group(0).split(None, 1)[1].split("#", 1)[0].strip()
+                self.per_node = (Value(m.group("count"), span), shown)
 
     def placement(self, inv: Invocation, tree: Any = None) -> Placement:
         out = Placement("script")
         out.gres = list(self.gres)
         start = inv.program[0].span.start
-        if self.has_image and self.tree is None:
+        if self.needs_tree and self.tree is None:
             if tree is None:
                 from .queries import parser
 
@@ -693,16 +702,27 @@ class _ShellView:
             words = self.doc.data[command.start_byte:start].decode("utf-8", "surrogateescape")
             offset = command.start_byte
             if re.match(r"\s*(?:\S*/)?(?:docker|podman)\s+(?:container\s+)?run\s", words):
+                out.containerized = True
                 if re.search(r"\s--(?:ipc[= ]host|shm-size)\b", words):
                     out.shm = True
                 elif not re.search(r"\s--ipc[= ]|\$", words):
                     out.shm = False
+                gm = _DOCKER_GPUS.search(words)
+                count = _docker_gpu_count(gm.group("value")) if gm else None
+                if gm is not None and count is not None:
+                    a = offset + len(words[: gm.start("value")].encode("utf-8", "surrogateescape"))
+                    value = Value(str(count), Span(a, a + len(gm.group("value").encode())))
+                    out.gpu_limits = out.gpu_values = [(f"docker run --gpus {gm.group('value')}", value)]
             for m in re.finditer(r"\S+", words):
                 if m.group().startswith("-"):
                     continue
                 if _IMAGE.match(m.group()) and ("/" in m.group() or ":" in m.group()):
                     a = offset + len(words[: m.start()].encode("utf-8", "surrogateescape"))
                     out.image = Value(m.group(), Span(a, a + len(m.group().encode("utf-8", "surrogateescape"))))
+        if out.containerized:
+            return out
+        if self.per_node is not None:
+            out.gres_per_node, out.gres_option = self.per_node
         for name in _VISIBLE:
             if name in inv.env and inv.env[name] is not None:
                 span = self._assignment_span(name, start)
@@ -718,3 +738,17 @@ class _ShellView:
         for m in pattern.finditer(self.doc.data, 0, before):
             found = Span(m.start(2), m.end(2))
         return found
+
+
+def _docker_gpu_count(value: str) -> int | None:
+    """GPUs of `docker run --gpus VALUE`: a number, `count=N`, or `device=0,1` (`all`: not known)."""
+    for part in value.split(","):
+        if part.isdigit() and "=" not in value:
+            return int(part)
+    m = re.search(r"(?:^|,)count=(\d+)", value)
+    if m:
+        return int(m.group(1))
+    m = re.search(r"device=([\w:,.-]+)", value)
+    if m:
+        return len([d for d in m.group(1).split(",") if d and "=" not in d])
+    return None

@@ -88,7 +88,7 @@ _VISIBLE = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES
 def _script_env(doc: Document, inv: Invocation, where: Placement, tree: Any) -> None:
     """A script's `CUDA_VISIBLE_DEVICES` from an `export` before the launch (a prefix is read by
     :func:`~sglang_lsp.deployment.placement` already)."""
-    if where.visible_devices is not None or inv.span.path is not None:
+    if where.visible_devices is not None or where.containerized or inv.span.path is not None:
         return
     exported = exported_env(doc.data, inv.span.start, tree)
     for name in _VISIBLE:
@@ -195,14 +195,20 @@ def _gpu_count(launch: Launch, doc: Document, launches: list[Launch]) -> list[Fi
         name, value = where.gpu_limits[0]
         n = _int(_yaml_int(value.text))
         if n is not None:
-            given = (n, value, f"the container's `{name}` limit" if where.kind == "kubernetes" else
-                     "the service's GPU device `count`")
+            what = {"kubernetes": f"the container's `{name}` limit", "compose": "the service's GPU device `count`"}
+            given = (n, value, what.get(where.kind, f"`{name}`"))
     elif where.visible_devices is not None:
         n = _visible_count(where.visible_devices.text)
         if n is not None:
-            shown = f"`{where.visible_name}={where.visible_devices.text}`" if where.kind != "compose" else \
-                f"the service's GPU `device_ids` ({where.visible_devices.text})"
+            if where.kind == "compose":
+                shown = f"the service's GPU `device_ids` ({where.visible_devices.text})"
+            else:
+                shown = f"`{where.visible_name}={where.visible_devices.text}`"
             given = (n, where.visible_devices, shown)
+    elif where.gres_per_node is not None:
+        n = _yaml_int(where.gres_per_node.text)
+        if n is not None:
+            given = (n, where.gres_per_node, f"`#SBATCH {where.gres_option}` (GPUs per node)")
     if given is None:
         return []
     n, value, what = given
