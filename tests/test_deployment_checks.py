@@ -182,8 +182,10 @@ spec:
 
 
 def test_loopback_host_written_is_replaced():
-    text = "services: {}\n"  # (compose is not probed: no SGL055)
-    assert not _of(text, "c.yaml", "SGL055")
+    compose = ("services:\n  s:\n    image: lmsysorg/sglang:latest\n    network_mode: host\n"
+               "    ports: [\"30000:30000\"]\n    command: python3 -m sglang.launch_server --model-path m\n")
+    assert not _of(compose, "c.yaml", "SGL055")  # the host's network: 127.0.0.1 is the host's loopback
+    assert _of(compose.replace("    network_mode: host\n", ""), "c.yaml", "SGL055")
     text = _k8s('"--model-path", "m", "--host", "127.0.0.1"', "          ports: [{containerPort: 30000}]\n")
     [f] = _of(text, "d.yaml", "SGL055")
     assert _at(text, f.span) == "127.0.0.1"

@@ -236,6 +236,7 @@ class Placement:
     gres: list[tuple[str | None, Value]] = field(default_factory=list)  # Slurm GPU type and count
     gres_per_node: Value | None = None  # `#SBATCH --gres=gpu:…:N` / `--gpus-per-node=…N`: GPUs of each node
     gres_option: str | None = None
+    published: Span | None = None  # compose `ports:` / `docker run -p`: the container's ports are published
     containerized: bool = False  # a script's `docker run …`: the host's variables and Slurm's GPUs do not apply
     group: tuple | None = None  # the LeaderWorkerSet (its span) this launch belongs to
     role: str | None = None  # leader | worker (LeaderWorkerSet)
@@ -542,6 +543,9 @@ class _YamlView:
             out.image = self._value(sf["image"][0], sf["image"][1])
         self._compose_gpus(sf, out)
         self._compose_interpolations(sf, out)
+        network = self.ex._scalar_text(sf["network_mode"][0]) if "network_mode" in sf else None
+        if "ports" in sf and self._seq(sf["ports"][0]) and network is None:
+            out.published = sf["ports"][1]
         ipc = self.ex._scalar_text(sf["ipc"][0]) if "ipc" in sf else None
         if ipc == "host" or "shm_size" in sf:
             out.shm = True
@@ -703,6 +707,10 @@ class _ShellView:
             offset = command.start_byte
             if re.match(r"\s*(?:\S*/)?(?:docker|podman)\s+(?:container\s+)?run\s", words):
                 out.containerized = True
+                pm = re.search(r"\s(-p|--publish)[= ]\S", words)
+                if pm is not None and not re.search(r"\s--(?:network|net)[= ]", words):
+                    a = offset + len(words[: pm.start(1)].encode("utf-8", "surrogateescape"))
+                    out.published = Span(a, a + len(pm.group(1)))
                 if re.search(r"\s--(?:ipc[= ]host|shm-size)\b", words):
                     out.shm = True
                 elif not re.search(r"\s--ipc[= ]|\$", words):

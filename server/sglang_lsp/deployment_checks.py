@@ -52,6 +52,7 @@ def deployment_findings(doc: Document, result: Any) -> list[Finding]:
                 continue
             out += _gpu_count(launch, doc, launches)
             out += _ports(launch, doc)
+            out += _loopback_host(launch, doc)
             out += _shared_memory(launch, doc)
             out += _node_rank_range(launch)
         out += _multi_node(launches, doc, getattr(result, "tree", None))
@@ -279,20 +280,42 @@ def _ports(launch: Launch, doc: Document) -> list[Finding]:
     if port is not None:
         for probe in where.probes:
             out += _probe_path(probe, port, named)
-    if isinstance(host, str) and host in LOOPBACK and (where.ports or any(
-            p.handler in ("httpGet", "tcpSocket", "grpc") for p in where.probes)):
-        span, _flag = _anchor(launch, doc, "host")
-        exposed = where.probes[0].key_span if where.probes else where.ports[0][0].span
-        written = launch.parsed.last_use("host") is not None
-        fix = _add_host_fix(launch, doc)
-        out.append(_finding(
-            "SGL055", (f"`--host {host}`" if written else f"sglang listens on `{host}` by default") + ": only "
-            "processes inside the container can connect, so the kubelet's probes and other pods cannot; listen on "
-            "`0.0.0.0`", span if written else _program_span(launch.inv), flag="--host" if written else None,
-            related=[(exposed, "this expects the server to be reachable from outside the container")],
-            fixes=[fix] if fix is not None else [],
-        ))
     return out
+
+
+def _loopback_host(launch: Launch, doc: Document) -> list[Finding]:
+    """SGL055: listening on a loopback address where the file expects the server to be reached
+    from outside its container (a probe or declared port in Kubernetes, a published port in
+    compose or `docker run`)."""
+    where = launch.where
+    host = _arg(launch.parsed, "host")
+    if where is None or not isinstance(host, str) or host not in LOOPBACK:
+        return []
+    rank = _arg(launch.parsed, "node_rank")
+    if rank is UNKNOWN and where.role == "worker" or (_int(rank) or 0) >= 1:
+        return []  # followers serve no HTTP (see SGL052)
+    if where.kind == "kubernetes":
+        probes = [p for p in where.probes if p.handler in ("httpGet", "tcpSocket", "grpc")]
+        if probes:
+            exposed, who = probes[0].key_span, "the kubelet's probes and other pods cannot"
+        elif where.ports:
+            exposed, who = where.ports[0][0].span, "Services and other pods cannot"
+        else:
+            return []
+    elif where.published is not None:
+        exposed, who = where.published, "the published port reaches nothing"
+    else:
+        return []
+    written = launch.parsed.last_use("host")
+    span, _ = _anchor(launch, doc, "host")
+    fix = _add_host_fix(launch, doc)
+    return [_finding(
+        "SGL055", (f"`--host {host}`" if written else f"sglang listens on `{host}` by default") + ": only "
+        f"processes inside the container can connect, so {who}; listen on `0.0.0.0`",
+        span, flag="--host" if written else None,
+        related=[(exposed, "this expects the server to be reachable from outside the container")],
+        fixes=[fix] if fix is not None else [],
+    )]
 
 
 def _follower_probes(launch: Launch, where: Placement, port: int | None, named: dict[str, Value]) -> list[Finding]:
