@@ -148,7 +148,8 @@ GPU_LABELS = {
     "amd.com/gpu.product-name": gpu_from_label,  # AMD GPU operator's node labeller
 }
 
-_IMAGE = re.compile(r"^(?P<repo>(?:[\w.-]+(?::\d+)?/)*[\w.-]*sglang[\w.-]*)(?::(?P<tag>[\w.-]+))?(?:@(?P<digest>\S+))?$")
+_IMAGE = re.compile(r"^(?P<repo>(?:[\w.-]+(?::\d+)?/)*[\w.-]*sglang[\w.-]*)(?::(?P<tag>[\w.-]+))?"
+                    r"(?:@(?P<digest>\S+))?$")
 _VERSION_TAG = re.compile(r"^v?(?P<v>\d+\.\d+\.\d+(?:\.post\d+)?)(?:[-_].*)?$")
 
 
@@ -431,7 +432,8 @@ class _YamlView:
         if resources is not None:
             rf = {k: (v, ks) for k, v, ks in self._pairs(resources)}
             for part in ("limits", "requests"):
-                got = [(k, self._value(v, ks)) for k, v, ks in self._pairs(self._map(rf[part][0]))] if part in rf else []
+                pairs = self._pairs(self._map(rf[part][0])) if part in rf else []
+                got = [(k, self._value(v, ks)) for k, v, ks in pairs]
                 got = [(k, v) for k, v in got if v is not None and (gpu_from_resource(k) is not None)]
                 out.gpu_values += got
                 if got and not out.gpu_limits:

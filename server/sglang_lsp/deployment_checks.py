@@ -51,11 +51,11 @@ def deployment_findings(doc: Document, result: Any) -> list[Finding]:
             if launch.where is None:
                 continue
             out += _gpu_count(launch, doc, launches)
-            out += _ports(launch, doc)
+            out += _ports(launch)
             out += _loopback_host(launch, doc)
             out += _shared_memory(launch, doc)
             out += _node_rank_range(launch)
-        out += _multi_node(launches, doc, getattr(result, "tree", None))
+        out += _multi_node(launches, getattr(result, "tree", None))
         out += _compose_interpolations(launches, doc)
         return out
     except Exception as exc:  # pragma: no cover - defensive
@@ -248,12 +248,11 @@ def _yaml_int(text: str) -> int | None:
 # --- ports, probes, host ---------------------------------------------------------------------
 
 
-def _ports(launch: Launch, doc: Document) -> list[Finding]:
+def _ports(launch: Launch) -> list[Finding]:
     where = launch.where
     if where is None or where.kind != "kubernetes":
         return []
     port = _int(_arg(launch.parsed, "port"))
-    host = _arg(launch.parsed, "host")
     out: list[Finding] = []
     use = launch.parsed.last_use("port")
     port_span = _value_span(use) if use is not None else None
@@ -461,7 +460,7 @@ def _node_rank_range(launch: Launch) -> list[Finding]:
     )]
 
 
-def _multi_node(launches: list[Launch], doc: Document, tree: Any) -> list[Finding]:
+def _multi_node(launches: list[Launch], tree: Any) -> list[Finding]:
     out: list[Finding] = []
     groups: dict[tuple, list[Launch]] = {}
     for launch in launches:
@@ -478,7 +477,7 @@ def _multi_node(launches: list[Launch], doc: Document, tree: Any) -> list[Findin
         out += _group_size(members)
         if len(members) < 2:
             continue
-        exclusive = _exclusive_pairs(members, tree, doc) if key[0] == "script" else set()
+        exclusive = _exclusive_pairs(members, tree) if key[0] == "script" else set()
         out += _agree(members, "nnodes", exclusive)
         if key[0] != "script":
             out += _agree(members, "dist_init_addr", exclusive)
@@ -578,7 +577,8 @@ def _fixed_worker_rank(launch: Launch) -> list[Finding]:
     pods = size - 1 if where.role == "worker" else size
     if pods < 2 or where.role == "leader":
         return []
-    source = "`$(LWS_WORKER_INDEX)`" if where.group[0] == "lws" else "the pod index (`apps.kubernetes.io/pod-index` label)"
+    source = "`$(LWS_WORKER_INDEX)`" if where.group[0] == "lws" else \
+        "the pod index (`apps.kubernetes.io/pod-index` label)"
     return [_finding(
         "SGL059", f"`--node-rank {rank}` is written into a template that {pods} pods run, so they all claim node "
         f"rank {rank}; take the rank from {source}", _value_span(use), flag=use.spelling,
@@ -586,7 +586,7 @@ def _fixed_worker_rank(launch: Launch) -> list[Finding]:
     )]
 
 
-def _exclusive_pairs(members: list[Launch], tree: Any, doc: Document) -> set[tuple[int, int]]:
+def _exclusive_pairs(members: list[Launch], tree: Any) -> set[tuple[int, int]]:
     """Pairs of launches of a script that sit in different branches of one `if`/`case`: only
     one of them runs."""
     if tree is None:
