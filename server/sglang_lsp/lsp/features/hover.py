@@ -164,8 +164,8 @@ def _launch_at(result: Result, offset: int) -> tuple[Any, list[str]] | None:
                              f"{overridden.origin.describe(doc)} — but the {gpu_source} wins)")
         version = target.sglang_version or (result.parsed[0].catalog.sglang_version if result.parsed else None)
         if target.sglang_version is not None:
-            lines.append(f"sglang: `{version}` — "
-                         f"{_origin_text(target.sources.get('sglang_version'), target.inferred.get('sglang_version'), doc)}")
+            origin = _origin_text(target.sources.get("sglang_version"), target.inferred.get("sglang_version"), doc)
+            lines.append(f"sglang: `{version}` — {origin}")
         elif version is not None:
             lines.append(f"sglang: `{version}` (the bundled catalog; the file does not say)")
         return Span(first.start, last.end, first.path), lines
