@@ -321,3 +321,31 @@ srun python3 -m sglang.launch_server --model-path m --tp-size 4
 
 def check_line(text: str, span: Span) -> int:
     return text.encode()[:span.start].count(b"\n") + 1
+
+
+def test_a_router_in_the_same_container_leaves_the_ports_alone():
+    text = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: both}
+spec:
+  containers:
+    - name: sglang
+      image: lmsysorg/sglang:latest
+      command: ["bash", "-c"]
+      args:
+        - |
+          python3 -m sglang.launch_server --model-path m --port 30001 --host 0.0.0.0 &
+          python3 -m sglang_router.launch_router --worker-urls http://127.0.0.1:30001 --port 30000
+      ports: [{containerPort: 30000}]
+      readinessProbe:
+        httpGet: {path: /readiness, port: 30000}
+"""
+    assert not [f for f in check(text, "p.yaml") if f.code in ("SGL052", "SGL053", "SGL054")]
+
+
+def test_probe_paths_sglang_serves():
+    for path in ("/", "/ping", "/v1/models/qwen", "/health?verbose=1", "/get_server_info"):
+        text = _k8s('"--model-path", "m", "--host", "0.0.0.0"',
+                    f"          livenessProbe:\n            httpGet: {{path: '{path}', port: 30000}}\n")
+        assert not _of(text, "d.yaml", "SGL054"), path

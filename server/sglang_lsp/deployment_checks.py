@@ -26,11 +26,18 @@ from .invocation import Invocation
 
 log = logging.getLogger(__name__)
 
-# GET routes of sglang 0.5.23's HTTP server that answer without a request body
-# (sglang/srt/entrypoints/http_server.py: `/health`, `/health_generate`, `/ready`, `/model_info` …)
-HEALTH_PATHS = ("/health", "/health_generate")
-GET_PATHS = frozenset({"/health", "/health_generate", "/ready", "/model_info", "/get_model_info", "/server_info",
-                       "/get_server_info", "/v1/models", "/metrics", "/get_load", "/ping"})
+# routes of sglang 0.5.23's HTTP server that answer GET (sglang/srt/entrypoints/http_server.py:
+# `@app.get` and the `@app.api_route(..., methods=[..."GET"...])` ones; `/metrics` with --enable-metrics)
+GET_PATHS = frozenset({
+    "/", "/health", "/health_generate", "/ready", "/ping", "/model_info", "/get_model_info", "/server_info",
+    "/get_server_info", "/v1/models", "/metrics", "/get_hicache_l3_cache_layout", "/hicache/storage-backend",
+    "/list_external_corpora", "/get_remote_instance_transfer_engine_info", "/remote_instance_transfer_engine_info",
+    "/close_session", "/configure_logging", "/dump_expert_distribution_record", "/flush_cache", "/freeze_gc",
+    "/get_weights_by_name", "/open_session", "/release_memory_occupation", "/resume_memory_occupation",
+    "/set_trace_level", "/slow_down", "/start_expert_distribution_record", "/start_profile",
+    "/stop_expert_distribution_record", "/stop_profile", "/weights_checker",
+})
+GET_PREFIXES = ("/v1/models/", "/v1/responses/")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -39,6 +46,7 @@ class Launch:
     inv: Invocation
     parsed: ParsedArgs
     where: Placement | None
+    crowded: bool = False  # other launches (servers, routers) run in the same container
 
 
 def deployment_findings(doc: Document, result: Any) -> list[Finding]:
@@ -50,7 +58,7 @@ def deployment_findings(doc: Document, result: Any) -> list[Finding]:
         for launch in launches:
             if launch.where is None:
                 continue
-            out += _gpu_count(launch, doc, launches)
+            out += _gpu_count(launch, doc)
             out += _ports(launch)
             out += _loopback_host(launch, doc)
             out += _shared_memory(launch, doc)
@@ -80,6 +88,15 @@ def _launches(doc: Document, result: Any) -> list[Launch]:
         if where is not None and where.kind == "script" and doc.language == "shell" and not inv.nested:
             _script_env(doc, inv, where, getattr(result, "tree", None))
         out.append(Launch(inv, parsed, where))
+    if doc.language == "yaml":
+        per_container: dict[int, int] = {}
+        for inv in result.invocations:
+            where = placement(doc, inv)
+            if where is not None and where.container is not None:
+                per_container[where.container] = per_container.get(where.container, 0) + 1
+        for launch in out:
+            if launch.where is not None and launch.where.container is not None:
+                launch.crowded = per_container.get(launch.where.container, 0) > 1
     return out
 
 
@@ -180,7 +197,7 @@ def _visible_count(value: str) -> int | None:
     return len(items)
 
 
-def _gpu_count(launch: Launch, doc: Document, launches: list[Launch]) -> list[Finding]:
+def _gpu_count(launch: Launch, doc: Document) -> list[Finding]:
     where = launch.where
     per_node = gpus_per_node(launch.parsed)
     if per_node is None or where is None:
@@ -228,8 +245,7 @@ def _gpu_count(launch: Launch, doc: Document, launches: list[Launch]) -> list[Fi
             "does not exist", span, flag=flag, fixes=fixes,
             related=[(value.span, f"{what}: {n}")],
         ))
-    elif needed < n and where.kind == "kubernetes" and sum(
-            1 for other in launches if other.where is not None and other.where.container == where.container) == 1:
+    elif needed < n and where.kind == "kubernetes" and not launch.crowded:
         out.append(_finding(
             "SGL051", f"the container gets {n} GPUs, but this launch uses {needed} ({how}){offset}: "
             f"{n - needed} GPU{'s' if n - needed != 1 else ''} stay{'s' if n - needed == 1 else ''} allocated and idle",
@@ -250,8 +266,8 @@ def _yaml_int(text: str) -> int | None:
 
 def _ports(launch: Launch) -> list[Finding]:
     where = launch.where
-    if where is None or where.kind != "kubernetes":
-        return []
+    if where is None or where.kind != "kubernetes" or launch.crowded:
+        return []  # (with several servers or a router in the container, a port may be another one's)
     port = _int(_arg(launch.parsed, "port"))
     out: list[Finding] = []
     use = launch.parsed.last_use("port")
@@ -384,7 +400,7 @@ def _probe_path(probe: Probe, port: int, named: dict[str, Value]) -> list[Findin
     if probe.handler != "httpGet" or probe.path is None or not _probe_hits(probe, port, named):
         return []
     path = probe.path.text.split("?", 1)[0]
-    if path in GET_PATHS or path.rstrip("/") in GET_PATHS:
+    if not path.startswith("/") or path in GET_PATHS or path.rstrip("/") in GET_PATHS or path.startswith(GET_PREFIXES):
         return []
     return [_finding(
         "SGL054", f"sglang's HTTP server has no `{path}` route, so the {probe.kind} gets 404 and "
