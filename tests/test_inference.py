@@ -331,3 +331,9 @@ services:
     inv = next(i for i in result.invocations if i.kind == "server")
     ctx = launch_context(result.parsed[0], inv, gpu=None, base_dirs=[], sglang_version=None)
     assert LaunchResolver(result.parsed[0], ctx).value("env.SGLANG_USE_AITER") == "0"
+
+
+def test_gpu_label_wins_over_instance_type_whatever_the_order():
+    got = _infer(_k8s("      nodeSelector:\n        node.kubernetes.io/instance-type: p5.48xlarge\n"
+                      "        nvidia.com/gpu.product: NVIDIA-H200\n"))
+    assert got["gpu"].value == "H200" and "gpu.product" in got["gpu"].origin.source

@@ -281,7 +281,8 @@ def infer_context(doc: Document, inv: Invocation | None, tree: Any = None) -> di
         return {}
     out: dict[str, Inferred] = {}
     gpu: tuple[GpuClass, Origin] | None = None
-    for label, values, how in where.labels:
+    ranked = sorted(where.labels, key=lambda item: "instance-type" in item[0])  # GPU labels before machine types
+    for label, values, how in ranked:
         reader = GPU_LABELS.get(label)
         if reader is None or not values:
             continue
