@@ -349,3 +349,17 @@ def test_probe_paths_sglang_serves():
         text = _k8s('"--model-path", "m", "--host", "0.0.0.0"',
                     f"          livenessProbe:\n            httpGet: {{path: '{path}', port: 30000}}\n")
         assert not _of(text, "d.yaml", "SGL054"), path
+
+
+def test_script_nodes_with_different_addresses():
+    text = """\
+#!/bin/bash
+ssh node0 python3 -m sglang.launch_server --model-path m --tp 16 --nnodes 2 --node-rank 0 --dist-init-addr node0:5000 &
+ssh node1 python3 -m sglang.launch_server --model-path m --tp 16 --nnodes 2 --node-rank 1 --dist-init-addr node1:5000 &
+wait
+"""
+    [f] = _of(text, "s.sh", "SGL058")
+    assert _at(text, f.span) == "node1:5000" and _at(text, f.related[0][0]) == "node0:5000"
+    # a prefill and a decode server, each rank 0 of its own group: not one group
+    other = text.replace("--node-rank 1", "--node-rank 0")
+    assert not _of(other, "s.sh", "SGL058")

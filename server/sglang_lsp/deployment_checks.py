@@ -500,6 +500,31 @@ def _multi_node(launches: list[Launch], tree: Any) -> list[Finding]:
         out += _duplicate_ranks(members, exclusive)
     for launch in launches:
         out += _fixed_worker_rank(launch)
+    out += _script_addresses(launches, tree)
+    return out
+
+
+def _script_addresses(launches: list[Launch], tree: Any) -> list[Finding]:
+    """A script that starts every node of one launch — the same model and `--nnodes N`, node ranks
+    0 … N-1, none of them alternatives of one `if`/`case` — but gives them different
+    `--dist-init-addr`s: they are meant as one group and never meet."""
+    by_key: dict[tuple, list[Launch]] = {}
+    for launch in launches:
+        if launch.where is None or launch.where.kind != "script":
+            continue
+        p = launch.parsed
+        nnodes, rank = _int(_arg(p, "nnodes")), _int(_arg(p, "node_rank"))
+        model, addr = _arg(p, "model_path"), _arg(p, "dist_init_addr")
+        if nnodes is None or nnodes < 2 or rank is None or not isinstance(model, str) or not isinstance(addr, str):
+            continue
+        by_key.setdefault((model, nnodes), []).append(launch)
+    out = []
+    for (_, nnodes), members in by_key.items():
+        ranks = sorted(_int(_arg(m.parsed, "node_rank")) or 0 for m in members)
+        addrs = {_arg(m.parsed, "dist_init_addr") for m in members}
+        if ranks != list(range(nnodes)) or len(addrs) < 2 or _exclusive_pairs(members, tree):
+            continue
+        out += _agree(sorted(members, key=lambda m: _int(_arg(m.parsed, "node_rank")) or 0), "dist_init_addr", set())
     return out
 
 
