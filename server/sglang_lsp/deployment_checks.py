@@ -19,7 +19,7 @@ from typing import Any
 from . import rules
 from .argv import UNKNOWN, FlagUse, ParsedArgs
 from .context import exported_env
-from .deployment import Placement, Probe, Value, placement
+from .deployment import GPU_LABELS, Placement, Probe, Value, gpu_from_resource, image_facts, placement
 from .document import Document
 from .findings import Applicability, Edit, Finding, Fix, Span
 from .invocation import Invocation
@@ -65,6 +65,7 @@ def deployment_findings(doc: Document, result: Any) -> list[Finding]:
             out += _node_rank_range(launch)
         out += _multi_node(launches, getattr(result, "tree", None))
         out += _compose_interpolations(launches, doc)
+        out += _image_vendor(launches)
         return out
     except Exception as exc:  # pragma: no cover - defensive
         log.exception("deployment checks failed")
@@ -707,3 +708,47 @@ def _compose_interpolations(launches: list[Launch], doc: Document) -> list[Findi
                 fixes=fixes,
             ))
     return out
+
+
+# --- image vs hardware ---------------------------------------------------------------------
+
+
+def _image_vendor(launches: list[Launch]) -> list[Finding]:
+    """SGL061: an sglang image built for one GPU vendor (`-rocm…` / `-cu…`) on hardware of the
+    other, as the node selector or the GPU resource says."""
+    out = []
+    seen: set[Span] = set()
+    for launch in launches:
+        where = launch.where
+        if where is None or where.image is None or where.image.span in seen:
+            continue
+        facts = image_facts(where.image.text)
+        if facts is None or facts.gpu is None:
+            continue
+        image_vendor = facts.gpu.candidates[0].vendor
+        other = _hardware_vendor(where)
+        if other is None or other[0] == image_vendor:
+            continue
+        seen.add(where.image.span)
+        vendor, span, what = other
+        names = {"nvidia": "NVIDIA (CUDA)", "amd": "AMD (ROCm)"}
+        out.append(_finding(
+            "SGL061", f"`{where.image.text}` is sglang's image for {names.get(image_vendor, image_vendor)} GPUs, but "
+            f"{what} asks for {names.get(vendor, vendor)} GPUs: the container starts without a usable GPU and "
+            "sglang fails at start-up", where.image.span, related=[(span, what)],
+        ))
+    return out
+
+
+def _hardware_vendor(where: Placement) -> tuple[str, Span, str] | None:
+    for label, values, how in where.labels:
+        reader = GPU_LABELS.get(label)
+        classes = [reader(v.text) for v in values] if reader is not None else []
+        vendors = {c.candidates[0].vendor for c in classes if c is not None}
+        if len(vendors) == 1 and all(c is not None for c in classes) and classes:
+            return vendors.pop(), values[0].span, f"the {how} `{label}: {values[0].text}`"
+    for name, value in where.gpu_limits:
+        cls = gpu_from_resource(name)
+        if cls is not None:
+            return cls.candidates[0].vendor, value.key_span or value.span, f"the GPU resource `{name}`"
+    return None

@@ -80,6 +80,7 @@ RULES: list[Rule] = [
     Rule("SGL058", "multi-node-mismatch", E, "Nodes of one multi-node launch that disagree on `--nnodes`/`--dist-init-addr`, or a group size that differs from `--nnodes`"),
     Rule("SGL059", "duplicate-node-rank", E, "Two nodes of one multi-node launch with the same `--node-rank`"),
     Rule("SGL060", "compose-interpolates-service-variable", W, "Compose `$VAR` in a command for a variable set only in the service's `environment:`"),
+    Rule("SGL061", "image-for-other-gpu-vendor", E, "sglang image built for one GPU vendor (CUDA / ROCm) on the other vendor's GPUs"),
 ]
 
 
