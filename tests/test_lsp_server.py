@@ -678,6 +678,43 @@ async def test_hover_in_plain_text_for_clients_without_markdown(client: Language
     assert h.contents.kind == types.MarkupKind.PlainText and "**" not in h.contents.value
 
 
+INFERRED_GPU = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sglang}
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      containers:
+        - name: server
+          image: lmsysorg/sglang:v0.5.23-cu130
+          command: ["python3", "-m", "sglang.launch_server"]
+          args: ["--model-path", "m", "--tp-size", "8"]
+"""
+
+
+async def test_hover_on_the_launch_shows_the_inferred_gpu_and_its_origin(client: LanguageClient):
+    uri, _ = await _diagnostics(client, "inferred.yaml", INFERRED_GPU, "yaml")
+    h = await _hover(client, uri, find_char(INFERRED_GPU, "sglang.launch_server"))
+    text = h.contents.value
+    assert "GPU: `H100` — inferred from nodeSelector `nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3` (line 8)" in text
+    assert "sglang: `0.5.23` — inferred from image tag `lmsysorg/sglang:v0.5.23-cu130` (line 11)" in text
+    # the range is the program words: from `python3` to `sglang.launch_server`
+    assert h.range.start == find_char(INFERRED_GPU, "python3")
+    end = find_char(INFERRED_GPU, "sglang.launch_server")
+    assert h.range.end == pos(end.line, end.character + len("sglang.launch_server"))
+
+
+@with_session(init_options={"gpu": "B200"})
+async def test_hover_on_the_launch_says_the_setting_wins(client: LanguageClient):
+    uri, _ = await _diagnostics(client, "setting.yaml", INFERRED_GPU, "yaml")
+    text = (await _hover(client, uri, find_char(INFERRED_GPU, "python3"))).contents.value
+    assert "GPU: `B200` — from the editor/CLI setting" in text
+    assert "the file suggests `H100`" in text and "but the setting wins" in text
+
+
 async def test_hover_elsewhere_is_empty(client: LanguageClient):
     uri, _ = await _diagnostics(client, "nohover.sh", SCRIPT)
     assert await _hover(client, uri, pos(1, 2)) is None                       # MODEL=…
@@ -818,8 +855,9 @@ spec:
 async def test_kubernetes_manifest(client: LanguageClient):
     uri, diags = await _diagnostics(client, "deploy.yaml", MANIFEST, language_id="yaml")
     by = {d.code: d for d in diags}
-    assert set(by) == {"SGL002", "SGL007"}
+    assert set(by) == {"SGL002", "SGL007", "SGL056"}  # (SGL056: `--tp 8` and no /dev/shm volume)
     assert by["SGL002"].range.start == find_char(MANIFEST, "awqq")  # the list item, not the key or the line
+    assert by["SGL056"].range.start == find_char(MANIFEST, '8"\n') and by["SGL056"].related_information
     h = await _hover(client, uri, find_char(MANIFEST, "--quantization"))
     assert "**`--quantization`**" in h.contents.value
     # completion of a flag in the args list and of a choice value after a choice flag
@@ -873,6 +911,18 @@ async def test_inlay_hints_show_what_the_engine_knows(client: LanguageClient):
     assert by_label["→ --tp-size"].position == pos(2, find_char(SCRIPT, "--tp").character + 4)
     end_of_model = find_char(SCRIPT, '"$MODEL"').character + len('"$MODEL"')
     assert by_label["= meta-llama/Llama-3.1-8B-Instruct"].position == pos(2, end_of_model)
+
+
+@with_session(init_options={"inlayHints": True})
+async def test_inlay_hint_shows_the_inferred_context(client: LanguageClient):
+    uri, _ = await _diagnostics(client, "inferred-hints.yaml", INFERRED_GPU, "yaml")
+    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
+        text_document=doc_id(uri), range=types.Range(start=pos(0, 0), end=pos(20, 0))))
+    [hint] = hints
+    assert hint.label == "GPU H100 · sglang 0.5.23"
+    end = find_char(INFERRED_GPU, "sglang.launch_server")
+    assert hint.position == pos(end.line, end.character + len("sglang.launch_server"))
+    assert "nodeSelector `nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3` (line 8)" in hint.tooltip
 
 
 async def test_explain_error_command(client: LanguageClient):

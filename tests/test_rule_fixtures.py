@@ -12,7 +12,8 @@ A case may have ``<case>.args``: extra `check` options, one per line (e.g. ``--s
 and a release, for the version-aware rules), added before ``<path>``.
 
 YAML files next to a case are the `--config` files its script names. A YAML file is a case of
-its own only in an ``err`` directory, when it has a ``.out`` and no script of the same name.
+its own in an ``err`` directory when it has a ``.out`` and no script of the same name, and in an
+``ok`` directory when no script there names it.
 
 Regenerate the expected outputs after a deliberate change with
 ``PYTHONPATH=server python tests/test_rule_fixtures.py --regen`` and read every diff: the cases
@@ -79,6 +80,11 @@ def collect_cases() -> list[Case]:
                 continue
             scripts = sorted(directory.glob("*.sh"))
             cases += [Case(code, kind, p) for p in scripts]
+            yamls = sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")])
+            if kind == "ok":
+                # a YAML file no script of the directory names (as its --config) is a case of its own
+                named = "\n".join(p.read_text(encoding="utf-8") for p in scripts)
+                cases += [Case(code, kind, p) for p in yamls if p.name not in named]
             if kind == "err":
                 stems = {p.stem for p in scripts}
                 cases += [

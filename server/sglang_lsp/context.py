@@ -114,6 +114,52 @@ def gpu_names() -> list[str]:
     return [p.name for p in _PROFILES]
 
 
+# facts that the vendor alone decides (true or false for every GPU of that vendor)
+VENDOR_FACTS = frozenset({"vendor", "is_cuda", "is_hip", "is_cpu", "is_sm90", "is_sm100", "is_sm120", "is_blackwell",
+                          "is_gfx942", "is_gfx95", "arch"})
+
+
+@dataclass(frozen=True)
+class GpuClass:
+    """A target known only up to a set of profiles: "some AMD GPU" (a ROCm image, an
+    ``amd.com/gpu`` resource), "MI300X-class" (an image built for gfx942: MI300X or MI325X), or
+    a node selector that allows several GPUs. A fact is known when all candidates agree on it;
+    when the set is not ``exhaustive`` (there are GPUs of that vendor without a profile), only
+    the facts the vendor alone decides are kept."""
+
+    name: str  # shown in messages: "an AMD GPU", "MI300X-class GPU"
+    candidates: tuple[GpuProfile, ...]
+    exhaustive: bool = True
+    memory_known: bool = True  # False: the label names a memory size no candidate profile has
+
+    def facts(self) -> dict[str, Any]:
+        per = [c.facts() for c in self.candidates]
+        out: dict[str, Any] = {}
+        for key in per[0]:
+            values = {repr(f[key]) for f in per}
+            out[key] = per[0][key] if len(values) == 1 else UNKNOWN
+            if not self.exhaustive and key not in VENDOR_FACTS:
+                out[key] = UNKNOWN
+        out["name"] = self.name
+        out["count"] = UNKNOWN  # GPUs per node: the class does not say
+        if not self.memory_known:
+            out["memory_gib"] = UNKNOWN
+        return out
+
+    @property
+    def profile(self) -> GpuProfile | None:
+        """The one profile this class stands for, when it is exactly one (with every fact known)."""
+        if len(self.candidates) == 1 and self.exhaustive and self.memory_known:
+            return self.candidates[0]
+        return None
+
+
+def vendor_class(vendor: str) -> GpuClass:
+    """Some GPU of ``vendor`` (``nvidia`` | ``amd``), not known which."""
+    label = {"nvidia": "an NVIDIA GPU", "amd": "an AMD GPU"}.get(vendor, f"a {vendor} GPU")
+    return GpuClass(label, tuple(p for p in _PROFILES if p.vendor == vendor), exhaustive=False)
+
+
 # ---------------------------------------------------------------------------------------------
 # Model facts
 
@@ -431,6 +477,7 @@ class Context:
     """Facts about one launch that do not come from its flags."""
 
     gpu: GpuProfile | None = None
+    gpu_class: GpuClass | None = None  # when only a set of GPUs is known (gpu is None then)
     model: ModelFacts | None = None
     model_dummy: bool = False  # --model-path dummy/none: sglang skips every model-dependent check
     env: dict[str, str | None] = field(default_factory=dict)  # set in the file; None = set to an unknown value
@@ -438,7 +485,9 @@ class Context:
     draft_model: ModelFacts | None = None
 
     def gpu_facts(self) -> dict[str, Any]:
-        return self.gpu.facts() if self.gpu is not None else {}
+        if self.gpu is not None:
+            return self.gpu.facts()
+        return self.gpu_class.facts() if self.gpu_class is not None else {}
 
     def model_facts(self) -> dict[str, Any]:
         if self.model_dummy:

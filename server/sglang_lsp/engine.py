@@ -22,10 +22,11 @@ from . import file_context, rules
 from .argv import ParsedArgs, resolve
 from .catalog import Catalog, load_catalog
 from .config_file import read_config
+from .deployment_checks import deployment_findings
 from .document import Document, decode
 from .findings import Applicability, CheckError, Edit, Finding, Fix, Severity, Span
 from .invocation import Invocation, Word
-from .kb_engine import kb_findings
+from .kb_engine import add_inferred, kb_findings
 from .shell import Source, extract
 from .shell_checks import continuation_findings
 
@@ -106,6 +107,7 @@ def check_document(doc: Document, options: Options | None = None, old_tree: Any 
             _check_yaml(doc, cat, result)
         else:
             _check_shell(doc, cat, result, old_tree)
+        result.findings += deployment_findings(doc, result)
     except Exception as exc:  # pragma: no cover - defensive: one bad file must not stop a run
         log.exception("internal error while checking %s", doc.path)
         result.errors.append(f"internal error: {type(exc).__name__}: {exc}")
@@ -159,6 +161,7 @@ def _program_span(inv: Invocation) -> Span:
 
 
 def _check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs: dict | None = None) -> None:
+    add_inferred(result, inv)  # node selectors, GPU resources, image tags … into the precedence chain
     cat = _catalog_of(inv, cat, result)
     args = list(inv.args)
     if inv.program and inv.program[-1].text == "serve":

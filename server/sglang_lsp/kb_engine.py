@@ -17,13 +17,14 @@ import logging
 import os
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import conditions
 from .argv import UNKNOWN, FlagUse, ParsedArgs
 from .catalog import Catalog
-from .context import DIM_FACTS, Context, GpuProfile, exported_env, find_model_dir, gpu_profile, model_facts
+from .context import DIM_FACTS, Context, GpuClass, GpuProfile, exported_env, find_model_dir, gpu_profile, model_facts
+from .deployment import Inferred, infer_context
 from .findings import Applicability, Edit, Finding, Fix, Severity, Span
 from .invocation import Invocation, Word
 from .kb import load_rule_files
@@ -167,7 +168,7 @@ class LaunchResolver(conditions.Resolver):
         if ns == "args":
             return self.arg(field)
         if ns == "gpu":
-            if self.ctx.gpu is None:
+            if not self._gpu:
                 return UNKNOWN
             if field not in self._gpu:
                 raise conditions.ConditionError(f"unknown GPU fact gpu.{field}")
@@ -680,9 +681,10 @@ def render(text: str, r: LaunchResolver) -> str:
 
 def launch_context(parsed: ParsedArgs, inv: Invocation | None, *, gpu: str | None, base_dirs: list[str],
                    sglang_version: str | None, env: dict[str, str | None] | None = None,
-                   hf_caches=None, model_dir: str | None = None) -> Context:
+                   hf_caches=None, model_dir: str | None = None, gpu_class: GpuClass | None = None) -> Context:
     """``model_dir``: a checkpoint directory named by a ``model=`` directive, read instead of the
-    launch's ``--model-path`` (which may be a variable or a hub id not cached here)."""
+    launch's ``--model-path`` (which may be a variable or a hub id not cached here).
+    ``gpu_class``: what is known when only a vendor or a family of GPUs is (no exact ``gpu``)."""
     profile = gpu_profile(gpu)
     model_path = parsed.get("model_path")
     dummy = isinstance(model_path, str) and model_path.lower() in ("dummy", "none")
@@ -701,7 +703,7 @@ def launch_context(parsed: ParsedArgs, inv: Invocation | None, *, gpu: str | Non
         found = find_model_dir(draft_path, base_dirs, hf_caches)
         if found is not None:
             draft = model_facts(found)
-    return Context(gpu=profile, model=facts, model_dummy=dummy,
+    return Context(gpu=profile, gpu_class=gpu_class if profile is None else None, model=facts, model_dummy=dummy,
                    env=dict(env if env is not None else (inv.env if inv else {}) or {}),
                    sglang_version=sglang_version or parsed.catalog.sglang_version, draft_model=draft)
 
@@ -1105,6 +1107,80 @@ def explain_text(text: str) -> list[Explained]:
 # the engine's entry point
 
 
+@dataclass
+class LaunchTarget:
+    """What one launch runs on, with where each value came from (``sources``: key → the level
+    that decided it: ``setting``, ``directive``, ``inferred`` or ``config``; ``origins``: key →
+    the winning value's :class:`~sglang_lsp.precedence.Origin`; ``inferred``: what the file
+    itself suggests, whether or not it won)."""
+
+    gpu: str | None = None
+    gpu_class: GpuClass | None = None
+    sglang_version: str | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+    origins: dict[str, Any] = field(default_factory=dict)
+    inferred: dict[str, Inferred] = field(default_factory=dict)
+
+
+_SOURCE_OF_KIND = {"cli": "setting", "setting": "setting", "directive": "directive", "inferred": "inferred",
+                   "config": "config"}
+
+
+def launch_target(result: Any, inv: Invocation | None, at: int | None = None) -> LaunchTarget:
+    """The GPU and sglang version a launch's rules are evaluated for, through the file's
+    precedence chain (:mod:`sglang_lsp.precedence`): CLI flag / LSP setting > in-file directive >
+    inferred from the file (:func:`~sglang_lsp.deployment.infer_context`, added to the chain by
+    the engine) > configuration file > unknown. An exact GPU wins over a GPU class from a lower
+    level or the same one."""
+    from .precedence import KIND_RANK
+
+    settings = _settings_of(result)
+    if inv is not None and inv.span.path is None:
+        at = inv.span.start
+    out = LaunchTarget()
+    if inv is not None:
+        out.inferred = infer_context(result.document, inv, getattr(result, "tree", None))
+    gpu, cls = settings.resolve("gpu", at), settings.resolve("gpu-class", at)
+    if gpu is not None and (cls is None or KIND_RANK[gpu.origin.kind] >= KIND_RANK[cls.origin.kind]):
+        out.gpu, out.sources["gpu"], out.origins["gpu"] = gpu.value, _SOURCE_OF_KIND[gpu.origin.kind], gpu.origin
+    elif cls is not None:
+        out.gpu_class, out.sources["gpu"], out.origins["gpu"] = cls.value, _SOURCE_OF_KIND[cls.origin.kind], cls.origin
+    version = settings.resolve("sglang-version", at)
+    if version is not None:
+        out.sglang_version = version.value
+        out.sources["sglang_version"], out.origins["sglang_version"] = _SOURCE_OF_KIND[version.origin.kind], version.origin
+    return out
+
+
+def add_inferred(result: Any, inv: Invocation) -> None:
+    """Put what the file says about one launch's hardware and release (a node selector, a GPU
+    resource, an image tag …) into the file's precedence chain, scoped to that launch."""
+    from .precedence import Origin
+
+    settings = getattr(result, "context", None)
+    if settings is None or inv.span.path is not None:
+        return
+    doc = result.document
+    scope = Span(inv.span.start, inv.span.end)
+    keys = {"gpu": "gpu", "gpu_class": "gpu-class", "sglang_version": "sglang-version"}
+    for key, found in infer_context(doc, inv, getattr(result, "tree", None)).items():
+        if key not in keys:
+            continue
+        line = doc.line_of(found.origin.span.start) + 1 if found.origin.path in (None, doc.path) else None
+        settings.infer(keys[key], found.value, Origin("inferred", found.origin.path, line, found.origin.source),
+                       scope=scope)
+
+
+def _settings_of(result: Any):
+    settings = getattr(result, "context", None)
+    if settings is None:  # a Result built by hand: only the check's options count
+        from .engine import Options
+        from .file_context import begin
+
+        settings = result.context = begin(result.document, getattr(result, "options", None) or Options())
+    return settings
+
+
 def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor: Span | None,
                 at: int | None = None) -> list[Finding]:
     """Knowledge-base findings for one launch of a checked file (called by the engine after the
@@ -1114,15 +1190,10 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
     internal failure is recorded, never raised."""
     try:
         doc = result.document
-        settings = getattr(result, "context", None)
-        if settings is None:  # a Result built by hand: only the check's options count
-            from .engine import Options
-            from .file_context import begin
-
-            settings = begin(doc, getattr(result, "options", None) or Options())
+        settings = _settings_of(result)
         if inv is not None and inv.span.path is None:
             at = inv.span.start  # where the launch is: directives and inferred values scoped to it apply
-        gpu = settings.value("gpu", at)
+        target = launch_target(result, inv, at)
         model_dir = settings.value("model", at)
         declared = {k: v.value for k, v in settings.prefixed("model.", at).items()} or None
         base_dirs: list[str] = []
@@ -1137,8 +1208,8 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
             # `export NAME=value` earlier in the script; the command's own prefix wins
             exported = exported_env(doc.data, inv.span.start, getattr(result, "tree", None))
             env = {**exported, **env}
-        ctx = launch_context(parsed, inv, gpu=gpu, base_dirs=base_dirs, sglang_version=version, env=env,
-                             model_dir=model_dir)
+        ctx = launch_context(parsed, inv, gpu=target.gpu, base_dirs=base_dirs, sglang_version=version, env=env,
+                             model_dir=model_dir, gpu_class=target.gpu_class)
 
         def text_of(path: str | None) -> str | None:
             if path is None or path == doc.path:

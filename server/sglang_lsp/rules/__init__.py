@@ -74,6 +74,19 @@ RULES: list[Rule] = [
     Rule("SGL040", "invalid-directive", W, "`# sglang-lsp:` comment with an unknown key, a bad value or a malformed suppression"),
     Rule("SGL041", "unused-suppression", W, "`# sglang-lsp: ignore[…]` that suppresses no finding"),
     Rule("SGL042", "suppression-without-reason", H, "`# sglang-lsp: ignore[…]` that does not say why"),
+    # checks across one deployment (sglang_lsp.deployment_checks)
+    Rule("SGL050", "not-enough-gpus", E, "Launch that uses more GPUs per node than its container or `CUDA_VISIBLE_DEVICES` provides"),
+    Rule("SGL051", "idle-gpus", W, "Container that requests more GPUs than its launch uses"),
+    Rule("SGL052", "probe-port-mismatch", E, "Kubernetes probe on a port sglang does not listen on"),
+    Rule("SGL053", "container-port-mismatch", W, "Kubernetes `containerPort` list without sglang's `--port`"),
+    Rule("SGL054", "unknown-probe-path", E, "Kubernetes HTTP probe on a path sglang does not serve"),
+    Rule("SGL055", "loopback-host-in-container", E, "Launch that listens on 127.0.0.1 in a container that is probed or exposes ports"),
+    Rule("SGL056", "missing-shared-memory", W, "Multi-GPU launch in a container with the default 64 MiB `/dev/shm`"),
+    Rule("SGL057", "node-rank-out-of-range", E, "`--node-rank` that is not below `--nnodes`"),
+    Rule("SGL058", "multi-node-mismatch", E, "Nodes of one multi-node launch that disagree on `--nnodes`/`--dist-init-addr`, or a group size that differs from `--nnodes`"),
+    Rule("SGL059", "duplicate-node-rank", E, "Two nodes of one multi-node launch with the same `--node-rank`"),
+    Rule("SGL060", "compose-interpolates-service-variable", W, "Compose `$VAR` in a command for a variable set only in the service's `environment:`"),
+    Rule("SGL061", "image-for-other-gpu-vendor", E, "sglang image built for one GPU vendor (CUDA / ROCm) on the other vendor's GPUs"),
 ]
 
 

@@ -11,7 +11,7 @@ from ... import rules
 from ...argv import UNKNOWN
 from ...catalog import Catalog, Option
 from ...engine import Result
-from ...findings import Finding
+from ...findings import Finding, Span
 from ...valuetypes import describe
 from .. import convert
 from .context import contains, findings_at, is_local, server_invocations, use_at
@@ -146,6 +146,64 @@ def _refused_flag_at(result: Result, offset: int):
     return None
 
 
+_SOURCE_TEXT = {"setting": "from the editor/CLI setting", "directive": "from a `# sglang-lsp:` directive in this file",
+                "config": "from the sglang-lsp configuration file"}
+
+
+def _launch_at(result: Result, offset: int) -> tuple[Any, list[str]] | None:
+    """On the program words of a server launch: what it runs on (GPU, sglang version) and where
+    each value came from: a setting, a directive, or the file itself (node selector, image …)."""
+    from ...kb_engine import launch_target
+
+    doc = result.document
+    for inv in result.invocations:
+        if inv.kind != "server" or not inv.program:
+            continue
+        first, last = inv.program[0].span, inv.program[-1].span
+        if not (is_local(first, doc) and first.path == last.path and first.start <= offset <= last.end):
+            continue
+        target = launch_target(result, inv)
+        lines = ["**sglang launch** — what the checks assume"]
+        gpu_source = target.sources.get("gpu")
+        if target.gpu is not None:
+            lines.append(f"GPU: `{target.gpu}` — {_origin_text(gpu_source, target.inferred.get('gpu'), doc, target.origins.get('gpu'))}")
+        elif target.gpu_class is not None:
+            cls = target.gpu_class
+            members = ", ".join(c.name for c in cls.candidates) if cls.exhaustive else ""
+            lines.append(f"GPU: {cls.name}" + (f" ({members})" if members and len(cls.candidates) > 1 else "")
+                         + f" — {_origin_text(gpu_source, target.inferred.get('gpu_class'), doc, target.origins.get('gpu'))}; "
+                         "rules that need the exact GPU stay quiet")
+        else:
+            lines.append("GPU: not known (set one with `--gpu`, the `gpu` setting, or a node selector in the "
+                         "manifest); GPU-dependent rules stay quiet")
+        for key in ("gpu", "gpu_class"):
+            overridden = target.inferred.get(key)
+            if overridden is not None and gpu_source != "inferred":
+                lines.append(f"(the file suggests `{_value_name(overridden.value)}` — "
+                             f"{overridden.origin.describe(doc)} — but the {gpu_source} wins)")
+        version = target.sglang_version or (result.parsed[0].catalog.sglang_version if result.parsed else None)
+        if target.sglang_version is not None:
+            origin = _origin_text(target.sources.get("sglang_version"), target.inferred.get("sglang_version"), doc,
+                                  target.origins.get("sglang_version"))
+            lines.append(f"sglang: `{version}` — {origin}")
+        elif version is not None:
+            lines.append(f"sglang: `{version}` (the bundled catalog; the file does not say)")
+        return Span(first.start, last.end, first.path), lines
+    return None
+
+
+def _value_name(value: Any) -> str:
+    return getattr(value, "name", value)
+
+
+def _origin_text(source: str | None, inferred: Any, doc: Any, origin: Any = None) -> str:
+    if source == "inferred" and inferred is not None:
+        return "inferred from " + inferred.origin.describe(doc)
+    if origin is not None and source in ("directive", "config"):
+        return "from the " + origin.describe()  # with the file and line it is written on
+    return _SOURCE_TEXT.get(source or "", "unknown")
+
+
 def hover(result: Result, offset: int, encoding: str, markdown: bool = True) -> types.Hover | None:
     doc = result.document
     at = use_at(result, offset)
@@ -192,8 +250,13 @@ def hover(result: Result, offset: int, encoding: str, markdown: bool = True) -> 
         footer = [f"Flag catalog of sglang {cat.sglang_version}{origin} · [server arguments]({SERVER_ARGS_DOCS})"]
     else:
         findings = [f for f in findings_at(result, offset) if f.span.start <= offset <= f.span.end]
-        flag = _refused_flag_at(result, offset)
-        if flag is not None:
+        launch = _launch_at(result, offset)
+        flag = _refused_flag_at(result, offset) if launch is None else None
+        if launch is not None:
+            hover_span, lines = launch
+            sections.append(lines)
+            findings = [f for f in findings if f.span.start <= hover_span.end and hover_span.start <= f.span.end]
+        elif flag is not None:
             # a flag sglang refuses as written (`--enable-metrics=true`): still say what it is
             word, opt, cat = flag
             hover_span = word.span

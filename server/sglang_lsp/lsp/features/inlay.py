@@ -4,6 +4,9 @@
 * a value that comes from a shell variable the file defines shows what it expands to
   (``--model-path "$MODEL"`` → ``= meta-llama/…``).
 
+* after the program words of a launch, the GPU and sglang version the file itself implies
+  (a node selector, an image tag …), when no setting or directive overrides them.
+
 No GPU-dependent guesses: the engine does not know the target GPU's auto-selected backends,
 so ``auto`` and unset backends get no hint.
 """
@@ -51,5 +54,35 @@ def inlay_hints(result: Result, start: int, end: int, encoding: str) -> list[typ
                     label=f"= {_short(word.text)}", kind=types.InlayHintKind.Parameter, padding_left=True,
                     tooltip=f"`{source}` expands to `{word.text}` (from the assignment in this file)",
                 ))
+    hints += _inferred_hints(result, start, end, encoding)
     hints.sort(key=lambda h: (h.position.line, h.position.character))
     return hints
+
+
+def _inferred_hints(result: Result, start: int, end: int, encoding: str) -> list[types.InlayHint]:
+    from ...kb_engine import launch_target
+
+    doc = result.document
+    out = []
+    for inv in result.invocations:
+        if inv.kind != "server" or not inv.program:
+            continue
+        last = inv.program[-1].span
+        if not is_local(last, doc) or not (start <= last.end <= end):
+            continue
+        target = launch_target(result, inv)
+        parts, tips = [], []
+        for key, label in (("gpu", "GPU"), ("gpu_class", "GPU"), ("sglang_version", "sglang")):
+            got = target.inferred.get(key)
+            source_key = "sglang_version" if key == "sglang_version" else "gpu"
+            if got is None or target.sources.get(source_key) != "inferred":
+                continue
+            shown = getattr(got.value, "name", got.value)
+            parts.append(f"{label} {shown}")
+            tips.append(f"{label} {shown}: from {got.origin.describe(doc)}")
+        if parts:
+            out.append(types.InlayHint(
+                position=convert.position(doc, last.end, encoding), label=" · ".join(parts),
+                kind=types.InlayHintKind.Type, padding_left=True, tooltip="\n".join(tips),
+            ))
+    return out

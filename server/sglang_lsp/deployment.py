@@ -1,0 +1,765 @@
+"""Where a launch runs, as far as the same file says: the Kubernetes container / pod / workload
+(or compose service, or shell script) around a launch command, and what that tells about the
+launch's context.
+
+* :func:`placement` finds, for one :class:`~sglang_lsp.invocation.Invocation`, the pieces of the
+  file around it: its container's image, GPU resources, ports, probes, volume mounts; the pod's
+  node selector and required node affinity; a LeaderWorkerSet's size and its leader/worker role;
+  a compose service's ``ipc``/``shm_size``; a script's ``CUDA_VISIBLE_DEVICES``, ``docker run``
+  image and Slurm ``--gres``. Every value keeps the source range it was read from.
+* :func:`infer_context` turns that into the *inferred* layer of the launch context: ``gpu`` (a
+  profile name), ``gpu_class`` (a :class:`~sglang_lsp.context.GpuClass` when only a vendor or
+  a class of GPUs is known) and ``sglang_version``, each an :class:`Inferred` value with its
+  :class:`Origin`. It is a pure function of the document and the launch; settings, directives
+  and configuration files of higher precedence are applied by the caller.
+
+Nothing here guesses: a template (``{{ … }}``), an unknown label value or an image tag that does
+not say leaves the fact unknown.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .context import PROFILES, GpuClass, GpuProfile, gpu_profile, vendor_class
+from .document import Document
+from .findings import Span
+from .invocation import Invocation
+
+log = logging.getLogger(__name__)
+
+# ---------------------------------------------------------------------------------------------
+# inferred values
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where an inferred value was read: a range of the file and what it is, e.g.
+    ``nodeSelector `nvidia.com/gpu.product```."""
+
+    span: Span
+    source: str
+    path: str | None = None
+
+    def describe(self, doc: Document | None = None) -> str:
+        if doc is None:
+            return self.source
+        line, _ = doc.byte_to_linecol(self.span.start)
+        return f"{self.source} (line {line})"
+
+
+@dataclass(frozen=True)
+class Inferred:
+    value: Any
+    origin: Origin
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU names in labels, instance types and images
+
+
+def _profiles(*names: str) -> tuple[GpuProfile, ...]:
+    return tuple(PROFILES[n] for n in names)
+
+
+# GPU model tokens as node labels spell them, most specific first; a size in GB that differs
+# from the profile's memory leaves the memory unknown
+_MODEL_TOKEN = re.compile(r"(?<![A-Z0-9])(GB300|GB200|B300|B200|H200|H100|H800|H20|A100|L40S|RTX-?PRO-?6000|"
+                          r"MI355X|MI350X|MI325X|MI300X)(?![A-Z0-9])")
+_SIZE = re.compile(r"(?<![0-9])(\d+)G(?:B)?(?![A-Z0-9])")
+_PROFILE_GIB = {"A100": 80, "H100": 80, "H800": 80, "H200": 141, "H20": 96, "B200": 180, "B300": 270,
+                "GB200": 186, "GB300": 279, "L40S": 48, "MI300X": 192, "MI325X": 256, "MI355X": 288, "MI350X": 288}
+
+
+def gpu_from_label(value: str) -> GpuClass | None:
+    """A GPU named by a node label value (``NVIDIA-H100-80GB-HBM3``, ``nvidia-h100-80gb``,
+    ``h100``, ``NVIDIA-A100-SXM4-40GB``); ``None`` for a GPU without a profile (L4, T4, a MIG
+    slice …)."""
+    up = value.upper().replace("_", "-")
+    if "MIG" in up.split("-") or re.search(r"-MIG-|\bMIG\b", up):
+        return None
+    m = _MODEL_TOKEN.search(up)
+    if m is None:
+        return None
+    token = m.group(1)
+    if token == "H100" and "NVL" in up:
+        return GpuClass("H100 NVL", _profiles("H100"), memory_known=False)
+    profile = gpu_profile(token)
+    if profile is None:
+        return None
+    size = _SIZE.search(up[m.end():])
+    same = size is None or abs(int(size.group(1)) - _PROFILE_GIB.get(token, 0)) <= 2
+    return GpuClass(profile.name if same else f"{token} {size.group(1)}GB", (profile,), memory_known=same)
+
+
+# `node.kubernetes.io/instance-type` of the clouds' GPU machines (each cloud's instance docs)
+_INSTANCE_TYPES: list[tuple[re.Pattern, str, bool]] = [
+    # AWS EC2: P5 (H100), P5e/P5en (H200), P4d (A100 40GB), P4de (A100 80GB), P6 (B200/B300/GB200), G6e (L40S)
+    (re.compile(r"^p5\.\d+xlarge$"), "H100", True),
+    (re.compile(r"^p5en?\.\d+xlarge$"), "H200", True),
+    (re.compile(r"^p4d\.\d+xlarge$"), "A100", False),
+    (re.compile(r"^p4de\.\d+xlarge$"), "A100", True),
+    (re.compile(r"^p6-b200\.\d+xlarge$"), "B200", True),
+    (re.compile(r"^p6-b300\.\d+xlarge$"), "B300", True),
+    (re.compile(r"^p6e-gb200\.\d+xlarge$"), "GB200", True),
+    (re.compile(r"^g6e\.\d*x?large$"), "L40S", True),
+    # Google Cloud: A3 High/Mega/Edge (H100), A3 Ultra (H200), A4 (B200), A4X (GB200), A2 Ultra (A100 80GB)
+    (re.compile(r"^a3-(?:highgpu|megagpu|edgegpu)-\d+g$"), "H100", True),
+    (re.compile(r"^a3-ultragpu-\d+g$"), "H200", True),
+    (re.compile(r"^a4-highgpu-\d+g$"), "B200", True),
+    (re.compile(r"^a4x-highgpu-\d+g$"), "GB200", True),
+    (re.compile(r"^a2-ultragpu-\d+g$"), "A100", True),
+    (re.compile(r"^a2-(?:highgpu|megagpu)-\d+g$"), "A100", False),
+    # Azure ND series
+    (re.compile(r"^standard_nd\d+[a-z]*_h100_v5$", re.IGNORECASE), "H100", True),
+    (re.compile(r"^standard_nd\d+[a-z]*_h200_v5$", re.IGNORECASE), "H200", True),
+    (re.compile(r"^standard_nd\d+[a-z]*_mi300x_v5$", re.IGNORECASE), "MI300X", True),
+    (re.compile(r"^standard_nd\d+[a-z]*_gb200_v6$", re.IGNORECASE), "GB200", True),
+    (re.compile(r"^standard_nd\d+[a-z]*_gb300_v6$", re.IGNORECASE), "GB300", True),
+    (re.compile(r"^standard_nd96amsr_a100_v4$", re.IGNORECASE), "A100", True),
+    (re.compile(r"^standard_nd96asr_v4$", re.IGNORECASE), "A100", False),
+    # Oracle Cloud bare metal
+    (re.compile(r"^BM\.GPU\.H100\.\d+$"), "H100", True),
+    (re.compile(r"^BM\.GPU\.H200\.\d+$"), "H200", True),
+    (re.compile(r"^BM\.GPU\.B200\.\d+$"), "B200", True),
+    (re.compile(r"^BM\.GPU\.MI300X\.\d+$"), "MI300X", True),
+]
+
+
+def gpu_from_instance_type(value: str) -> GpuClass | None:
+    for pattern, name, memory_known in _INSTANCE_TYPES:
+        if pattern.match(value):
+            profile = PROFILES[name]
+            return GpuClass(profile.name if memory_known else f"{name} 40GB", (profile,), memory_known=memory_known)
+    return None
+
+
+# node labels that name the GPU model, and the reader of each one's value
+GPU_LABELS = {
+    "nvidia.com/gpu.product": gpu_from_label,  # NVIDIA GPU feature discovery
+    "cloud.google.com/gke-accelerator": gpu_from_label,  # GKE
+    "karpenter.k8s.aws/instance-gpu-name": gpu_from_label,  # Karpenter (AWS)
+    "node.kubernetes.io/instance-type": gpu_from_instance_type,
+    "beta.kubernetes.io/instance-type": gpu_from_instance_type,
+    "amd.com/gpu.product-name": gpu_from_label,  # AMD GPU operator's node labeller
+}
+
+_IMAGE = re.compile(r"^(?P<repo>(?:[\w.-]+(?::\d+)?/)*[\w.-]*sglang[\w.-]*)(?::(?P<tag>[\w.-]+))?"
+                    r"(?:@(?P<digest>\S+))?$")
+_VERSION_TAG = re.compile(r"^v?(?P<v>\d+\.\d+\.\d+(?:\.post\d+)?)(?:[-_].*)?$")
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    version: str | None  # sglang version named by the tag (None: `latest`, `dev`, a digest, …)
+    gpu: GpuClass | None
+    gpu_note: str = ""
+
+
+def image_facts(image: str) -> ImageFacts | None:
+    """What an sglang image reference says (``lmsysorg/sglang:v0.5.23-cu130`` → 0.5.23, CUDA;
+    ``…-rocm700-mi30x`` → MI300X-class; ``…-rocm…`` → some AMD GPU). ``None`` when it is not an
+    sglang image."""
+    m = _IMAGE.match(image.strip())
+    if m is None:
+        return None
+    tag = m.group("tag") or ""
+    version = None
+    vm = _VERSION_TAG.match(tag)
+    if vm and m.group("repo").rsplit("/", 1)[-1] == "sglang":
+        version = vm.group("v")
+    parts = set(re.split(r"[-_.]", tag.lower()))
+    gpu: GpuClass | None = None
+    note = ""
+    if "mi35x" in parts:
+        gpu, note = GpuClass("MI355X-class GPU", _profiles("MI355X")), "`-mi35x` image (gfx950)"
+    elif "mi30x" in parts:
+        gpu, note = GpuClass("MI300X-class GPU", _profiles("MI300X", "MI325X")), "`-mi30x` image (gfx942)"
+    elif any(p.startswith("rocm") for p in parts):
+        gpu, note = vendor_class("amd"), "ROCm image"
+    elif any(re.fullmatch(r"cu\d+", p) for p in parts):
+        gpu, note = vendor_class("nvidia"), "CUDA image"
+    return ImageFacts(version, gpu, note)
+
+
+def gpu_from_resource(name: str) -> GpuClass | None:
+    if name == "nvidia.com/gpu" or name.startswith("nvidia.com/mig-"):
+        return vendor_class("nvidia")
+    if name == "amd.com/gpu":
+        return vendor_class("amd")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# what surrounds a launch
+
+
+@dataclass
+class Value:
+    """A scalar read from the file, with its range (the value itself, quotes excluded)."""
+
+    text: str
+    span: Span
+    key_span: Span | None = None  # the key it is the value of, when it is a mapping value
+
+
+@dataclass
+class Probe:
+    kind: str  # readinessProbe | livenessProbe | startupProbe
+    port: Value | None  # httpGet/tcpSocket/grpc port: a number or a port name
+    path: Value | None  # httpGet path
+    handler: str  # httpGet | tcpSocket | grpc | exec
+    key_span: Span
+
+
+@dataclass
+class Placement:
+    """What the file says around one launch (see the module docs). ``kind`` is ``kubernetes``,
+    ``compose``, ``yaml`` (shell in other YAML) or ``script``."""
+
+    kind: str
+    image: Value | None = None
+    gpu_limits: list[tuple[str, Value]] = field(default_factory=list)  # (resource name, count): limits, else requests
+    gpu_values: list[tuple[str, Value]] = field(default_factory=list)  # every GPU count written (limits and requests)
+    container: int | None = None  # start byte of the container mapping (launches in one container share it)
+    ports: list[tuple[Value, Value | None]] = field(default_factory=list)  # (containerPort, name)
+    ports_key: Span | None = None
+    probes: list[Probe] = field(default_factory=list)
+    shm: bool | None = None  # /dev/shm is a memory-backed volume / ipc host / shm_size (None: cannot tell)
+    shm_anchor: Span | None = None  # the container's name / the service key, for related information
+    labels: list[tuple[str, list[Value], str]] = field(default_factory=list)  # (label, allowed values, where)
+    visible_devices: Value | None = None  # the value of CUDA_VISIBLE_DEVICES / HIP_… / ROCR_… (visible_name)
+    visible_name: str | None = None
+    gres: list[tuple[str | None, Value]] = field(default_factory=list)  # Slurm GPU type and count
+    gres_per_node: Value | None = None  # `#SBATCH --gres=gpu:…:N` / `--gpus-per-node=…N`: GPUs of each node
+    gres_option: str | None = None
+    published: Span | None = None  # compose `ports:` / `docker run -p`: the container's ports are published
+    containerized: bool = False  # a script's `docker run …`: the host's variables and Slurm's GPUs do not apply
+    group: tuple | None = None  # the LeaderWorkerSet (its span) this launch belongs to
+    role: str | None = None  # leader | worker (LeaderWorkerSet)
+    group_size: Value | None = None  # LeaderWorkerSet `size`
+    templated: bool = False  # a template expression is inside the pod spec: do not trust absence
+    # compose: `$VAR`/`${VAR…}` in command/entrypoint (name, range, has a default or error form), the
+    # service's `environment:` names (with the key's range), and whether the command runs in a shell
+    interpolations: list[tuple[str, Span, bool]] = field(default_factory=list)
+    service_env: dict[str, Span] = field(default_factory=dict)
+    runs_shell: bool = False
+
+
+_CONTAINER_KEYS = ("containers", "initContainers")
+_PROBES = ("readinessProbe", "livenessProbe", "startupProbe")
+_VISIBLE = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+
+
+def placement(doc: Document, inv: Invocation, tree: Any = None) -> Placement | None:
+    """What surrounds ``inv`` in ``doc`` (``None`` when nothing is known about it). ``tree``:
+    the shell tree of ``doc`` when the caller has it (it is parsed only when needed otherwise)."""
+    if not inv.program or inv.program[0].span.path not in (None, doc.path):
+        return None
+    if doc.language == "yaml":
+        return _yaml_view(doc.path, doc.text).placement(inv.program[0].span.start)
+    return _shell_view(doc.path, doc.text).placement(inv, tree)
+
+
+def infer_context(doc: Document, inv: Invocation | None, tree: Any = None) -> dict[str, Inferred]:
+    """The inferred layer of ``inv``'s context: ``gpu`` (a profile name), ``gpu_class`` (a
+    :class:`GpuClass`, when no single profile is known) and ``sglang_version``, each with where
+    it was read. Node labels win over instance types, which win over the image, which wins over
+    the GPU resource's vendor."""
+    if inv is None:
+        return {}
+    try:
+        where = placement(doc, inv, tree)
+    except Exception:  # pragma: no cover - defensive: a file we misread infers nothing, the checks go on
+        log.exception("inference failed for %s", doc.path)
+        return {}
+    if where is None:
+        return {}
+    out: dict[str, Inferred] = {}
+    gpu: tuple[GpuClass, Origin] | None = None
+    ranked = sorted(where.labels, key=lambda item: "instance-type" in item[0])  # GPU labels before machine types
+    for label, values, how in ranked:
+        reader = GPU_LABELS.get(label)
+        if reader is None or not values:
+            continue
+        classes = [reader(v.text) for v in values]
+        if any(c is None for c in classes):
+            continue  # a node this launch may land on has a GPU without a profile
+        found = _union([c for c in classes if c is not None])
+        if found is not None:
+            shown = values[0].text if len(values) == 1 else ", ".join(v.text for v in values)
+            gpu = (found, Origin(values[0].span, f"{how} `{label}: {shown}`", doc.path))
+            break
+    image = image_facts(where.image.text) if where.image is not None else None
+    for typ, count in where.gres:
+        found = gpu_from_label(typ) if typ else None
+        if gpu is None and found is not None:
+            gpu = (found, Origin(count.span, f"Slurm GPU request `gpu:{typ}`", doc.path))
+    if gpu is None and image is not None and image.gpu is not None:
+        gpu = (image.gpu, Origin(where.image.span, f"{image.gpu_note} `{where.image.text}`", doc.path))
+    if gpu is None:
+        for name, count in where.gpu_limits:
+            found = gpu_from_resource(name)
+            if found is not None:
+                what = f"GPU resource `{name}`" if where.kind == "kubernetes" else "compose GPU reservation"
+                gpu = (found, Origin(count.key_span or count.span, what, doc.path))
+                break
+    if gpu is not None:
+        cls, origin = gpu
+        if cls.profile is not None:
+            out["gpu"] = Inferred(cls.profile.name, origin)
+        else:
+            out["gpu_class"] = Inferred(cls, origin)
+    if image is not None and image.version is not None:
+        out["sglang_version"] = Inferred(image.version, Origin(where.image.span, f"image tag `{where.image.text}`",
+                                                               doc.path))
+    return out
+
+
+def _union(classes: list[GpuClass]) -> GpuClass | None:
+    if not classes:
+        return None
+    if len(classes) == 1:
+        return classes[0]
+    cands: list[GpuProfile] = []
+    for c in classes:
+        cands += [p for p in c.candidates if p not in cands]
+    names = " or ".join(dict.fromkeys(c.name for c in classes))
+    return GpuClass(names, tuple(cands), all(c.exhaustive for c in classes), all(c.memory_known for c in classes))
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML
+
+
+@functools.lru_cache(maxsize=8)
+def _yaml_view(path: str | None, text: str) -> _YamlView:
+    return _YamlView(Document(text, path, "yaml"))
+
+
+class _YamlView:
+    def __init__(self, doc: Document):
+        from .catalog import load_catalog
+        from .yaml_extract import _Extractor
+
+        self.doc = doc
+        self.ex = _Extractor(doc, None, load_catalog())  # its tree and its YAML helpers (anchors, merge keys, scalars)
+        self._memo: dict[int, Placement | None] = {}  # program start → placement (asked by the KB rules and the checks)
+
+    def _value(self, node: Any, key_span: Span | None = None) -> Value | None:
+        sc = self.ex._scalar(node)
+        if sc is None:
+            return None
+        if self.ex._in_hole(sc.spans or [sc.span]) is not None:
+            return None  # a template: unknown
+        a, b = sc.content_span if sc.style != "plain" else sc.span
+        return Value(sc.text, Span(a, b), key_span)
+
+    def _pairs(self, mapping: Any) -> list[tuple[str, Any, Span]]:
+        """(key, value node, key span) of a mapping, merge keys followed."""
+        out = []
+        if mapping is None:
+            return out
+        fields = self.ex._fields(mapping)
+        spans = {}
+        for pair in mapping.named_children:
+            if pair.type in ("block_mapping_pair", "flow_pair"):
+                key_node = pair.child_by_field_name("key")
+                k = self.ex._key(pair)
+                if k is not None and key_node is not None:
+                    spans[k] = Span(key_node.start_byte, key_node.end_byte)
+        for k, v in fields.items():
+            out.append((k, v, spans.get(k, Span(mapping.start_byte, mapping.start_byte))))
+        return out
+
+    def _map(self, node: Any) -> Any:
+        target = self.ex._resolve(node)
+        return target if target is not None and target.type in ("block_mapping", "flow_mapping") else None
+
+    def _seq(self, node: Any) -> list[Any]:
+        target = self.ex._resolve(node)
+        if target is None or target.type not in ("block_sequence", "flow_sequence"):
+            return []
+        return self.ex._items(target)
+
+    def _chain(self, pos: int) -> list[tuple[str, Any]]:
+        """(key, pair node) of every mapping pair around byte ``pos``, outermost first."""
+        node = self.ex.tree.root_node.descendant_for_byte_range(pos, pos + 1)
+        out = []
+        while node is not None:
+            if node.type in ("block_mapping_pair", "flow_pair"):
+                key = self.ex._key(node)
+                if key is not None:
+                    out.append((key, node))
+            node = node.parent
+        return out[::-1]
+
+    def placement(self, pos: int) -> Placement | None:
+        if pos not in self._memo:
+            self._memo[pos] = self._placement(pos)
+        return self._memo[pos]
+
+    def _placement(self, pos: int) -> Placement | None:
+        chain = self._chain(pos)
+        keys = [k for k, _ in chain]
+        for i, key in enumerate(keys):
+            if key in _CONTAINER_KEYS and i + 1 < len(chain):
+                return self._k8s(chain, i)
+        if len(keys) >= 2 and keys[0] == "services":
+            return self._compose(chain[1][1])
+        return self._other(chain)
+
+    # --- Kubernetes ------------------------------------------------------------------------
+
+    def _k8s(self, chain: list[tuple[str, Any]], i: int) -> Placement:
+        container = chain[i + 1][1].parent  # the item mapping of `containers:`
+        podspec = chain[i][1].parent
+        out = Placement("kubernetes", container=container.start_byte)
+        # (a template alone on its line, like `{{- include "volumes" . | nindent 6 }}`, may sit before the
+        # first key of the mapping: look from the key that holds the pod spec)
+        holder = podspec.parent.parent if podspec.parent is not None and podspec.parent.parent is not None else podspec
+        out.templated = self.ex._overlaps_template(holder.start_byte, podspec.end_byte)
+        cf = {k: (v, ks) for k, v, ks in self._pairs(container)}
+        if "image" in cf:
+            out.image = self._value(cf["image"][0], cf["image"][1])
+        name = cf.get("name")
+        out.shm_anchor = (self._value(name[0]).span if name and self._value(name[0]) else
+                          Span(container.start_byte, container.start_byte))
+        resources = self._map(cf["resources"][0]) if "resources" in cf else None
+        if resources is not None:
+            rf = {k: (v, ks) for k, v, ks in self._pairs(resources)}
+            for part in ("limits", "requests"):
+                pairs = self._pairs(self._map(rf[part][0])) if part in rf else []
+                got = [(k, self._value(v, ks)) for k, v, ks in pairs]
+                got = [(k, v) for k, v in got if v is not None and (gpu_from_resource(k) is not None)]
+                out.gpu_values += got
+                if got and not out.gpu_limits:
+                    out.gpu_limits = got
+        if "ports" in cf:
+            out.ports_key = cf["ports"][1]
+            for item in self._seq(cf["ports"][0]):
+                pf = {k: (v, ks) for k, v, ks in self._pairs(self._map(item))}
+                number = self._value(pf["containerPort"][0], pf["containerPort"][1]) if "containerPort" in pf else None
+                pname = self._value(pf["name"][0], pf["name"][1]) if "name" in pf else None
+                if number is not None:
+                    out.ports.append((number, pname))
+        for probe in _PROBES:
+            if probe in cf:
+                p = self._probe(probe, cf[probe][0], cf[probe][1])
+                if p is not None:
+                    out.probes.append(p)
+        out.shm = None if out.templated and not self._k8s_shm(podspec, cf) else self._k8s_shm(podspec, cf)
+        pod = {k: (v, ks) for k, v, ks in self._pairs(podspec)}
+        if "nodeSelector" in pod:
+            for k, v, ks in self._pairs(self._map(pod["nodeSelector"][0])):
+                val = self._value(v, ks)
+                if val is not None:
+                    out.labels.append((k, [val], "nodeSelector"))
+        if "affinity" in pod:
+            out.labels += self._affinity(pod["affinity"][0])
+        keys = [k for k, _ in chain]
+        if "leaderWorkerTemplate" in keys:
+            j = keys.index("leaderWorkerTemplate")
+            lwt = self._map(chain[j][1].child_by_field_name("value"))
+            out.group = ("lws", chain[j][1].start_byte)
+            out.role = "leader" if "leaderTemplate" in keys[j:] else "worker"
+            lf = {k: (v, ks) for k, v, ks in self._pairs(lwt)}
+            if "size" in lf:
+                out.group_size = self._value(lf["size"][0], lf["size"][1])
+            if out.role == "worker" and "leaderTemplate" not in lf:
+                out.role = "all"  # the worker template serves the leader too
+        elif keys[:2] == ["spec", "template"]:
+            top = {k: (v, ks) for k, v, ks in self._pairs(chain[0][1].parent)}
+            spec = {k: (v, ks) for k, v, ks in self._pairs(self._map(top["spec"][0]))} if "spec" in top else {}
+            if "kind" in top and self.ex._scalar_text(top["kind"][0]) == "StatefulSet" and "replicas" in spec:
+                # the pods of a StatefulSet run one template; a multi-node launch spans them
+                out.group, out.role = ("statefulset", chain[0][1].start_byte), "all"
+                out.group_size = self._value(spec["replicas"][0], spec["replicas"][1])
+        return out
+
+    def _probe(self, kind: str, node: Any, key_span: Span) -> Probe | None:
+        m = self._map(node)
+        if m is None:
+            return None
+        for handler, value, _ in self._pairs(m):
+            if handler not in ("httpGet", "tcpSocket", "grpc", "exec"):
+                continue
+            hf = {k: (v, ks) for k, v, ks in self._pairs(self._map(value))}
+            port = self._value(hf["port"][0], hf["port"][1]) if "port" in hf else None
+            path = self._value(hf["path"][0], hf["path"][1]) if "path" in hf else None
+            return Probe(kind, port, path, handler, key_span)
+        return None
+
+    def _k8s_shm(self, podspec: Any, cf: dict) -> bool | None:
+        mounts = [{k: v for k, v, _ in self._pairs(self._map(m))} for m in self._seq(cf["volumeMounts"][0])] \
+            if "volumeMounts" in cf else []
+        pod = {k: v for k, v, _ in self._pairs(podspec)}
+        if pod.get("hostIPC") is not None and (self.ex._scalar_text(pod["hostIPC"]) or "").lower() == "true":
+            return True
+        names = set()
+        for m in mounts:
+            path = self.ex._scalar_text(m.get("mountPath"))
+            if path is None:
+                return None
+            if path.rstrip("/") in ("/dev/shm", "/dev"):
+                names.add(self.ex._scalar_text(m.get("name")))
+        if not names:
+            return False
+        for vol in self._seq(pod.get("volumes")):
+            vf = {k: v for k, v, _ in self._pairs(self._map(vol))}
+            if self.ex._scalar_text(vf.get("name")) in names:
+                return True  # an emptyDir (memory or disk) or host path mounted there: sglang only needs room
+        return None
+
+    def _affinity(self, node: Any) -> list[tuple[str, list[Value], str]]:
+        out = []
+        af = {k: v for k, v, _ in self._pairs(self._map(node))}
+        na = {k: v for k, v, _ in self._pairs(self._map(af.get("nodeAffinity")))}
+        req = {k: v for k, v, _ in self._pairs(self._map(na.get("requiredDuringSchedulingIgnoredDuringExecution")))}
+        terms = self._seq(req.get("nodeSelectorTerms"))
+        if len(terms) != 1:
+            return out  # terms are ORed: several of them leave the node open
+        tf = {k: v for k, v, _ in self._pairs(self._map(terms[0]))}
+        for expr in self._seq(tf.get("matchExpressions")):
+            ef = {k: v for k, v, _ in self._pairs(self._map(expr))}
+            key, op = self.ex._scalar_text(ef.get("key")), self.ex._scalar_text(ef.get("operator"))
+            if key is None or op != "In":
+                continue
+            values = [self._value(v) for v in self._seq(ef.get("values"))]
+            if values and all(v is not None for v in values):
+                out.append((key, [v for v in values if v is not None], "node affinity"))
+        return out
+
+    # --- compose and other YAML ------------------------------------------------------------
+
+    def _compose(self, service_pair: Any) -> Placement:
+        service = self._map(service_pair.child_by_field_name("value"))
+        out = Placement("compose")
+        key = service_pair.child_by_field_name("key")
+        out.shm_anchor = Span(key.start_byte, key.end_byte) if key is not None else None
+        sf = {k: (v, ks) for k, v, ks in self._pairs(service)}
+        if "image" in sf:
+            out.image = self._value(sf["image"][0], sf["image"][1])
+        self._compose_gpus(sf, out)
+        self._compose_interpolations(sf, out)
+        network = self.ex._scalar_text(sf["network_mode"][0]) if "network_mode" in sf else None
+        if "ports" in sf and self._seq(sf["ports"][0]) and network is None:
+            out.published = sf["ports"][1]
+        ipc = self.ex._scalar_text(sf["ipc"][0]) if "ipc" in sf else None
+        if ipc == "host" or "shm_size" in sf:
+            out.shm = True
+        elif ipc is not None or self.ex._overlaps_template(service.start_byte, service.end_byte):
+            out.shm = None  # shared with another container (`service:x`), or a template
+        else:
+            out.shm = False
+        return out
+
+    def _compose_interpolations(self, sf: dict, out: Placement) -> None:
+        if "environment" in sf:
+            env = self.ex._resolve(sf["environment"][0])
+            if env is not None and env.type in ("block_mapping", "flow_mapping"):
+                out.service_env = {k: ks for k, _, ks in self._pairs(env)}
+            else:
+                for item in self._seq(sf["environment"][0]):
+                    v = self._value(item)
+                    if v is not None:
+                        name = v.text.split("=", 1)[0]
+                        out.service_env[name] = Span(v.span.start, v.span.start + len(name.encode()))
+        first = True
+        for key in ("entrypoint", "command"):
+            if key not in sf:
+                continue
+            node = self.ex._resolve(sf[key][0])
+            items = self._seq(sf[key][0]) if node is not None and "sequence" in node.type else [sf[key][0]]
+            for item in items:
+                sc = self.ex._scalar(item)
+                if sc is None:
+                    continue
+                if first:
+                    word = sc.text.split(None, 1)[0] if sc.text.split() else ""
+                    out.runs_shell = word.rsplit("/", 1)[-1] in ("sh", "bash", "dash", "zsh", "ash")
+                    first = False
+                if self.ex._in_hole(sc.spans) is not None and self.ex.templates and \
+                        any(self.ex._overlaps_template(a, b) for a, b in sc.spans):
+                    continue  # a template: its text is not what Compose sees
+                out.interpolations += _interpolations(sc.text, sc.spans)
+
+    def _compose_gpus(self, sf: dict, out: Placement) -> None:
+        """`deploy.resources.reservations.devices` with the `gpu` capability: `count` or `device_ids`."""
+        deploy = {k: v for k, v, _ in self._pairs(self._map(sf["deploy"][0]))} if "deploy" in sf else {}
+        res = {k: v for k, v, _ in self._pairs(self._map(deploy.get("resources")))}
+        rsv = {k: v for k, v, _ in self._pairs(self._map(res.get("reservations")))}
+        devices = self._seq(rsv.get("devices"))
+        gpu_devices = []
+        for dev in devices:
+            df = {k: (v, ks) for k, v, ks in self._pairs(self._map(dev))}
+            caps = [self.ex._scalar_text(c) for c in self._seq(df["capabilities"][0])] if "capabilities" in df else []
+            if "gpu" in caps:
+                gpu_devices.append(df)
+        if len(gpu_devices) != 1:
+            return  # none, or several requests: not counted
+        df = gpu_devices[0]
+        driver = self.ex._scalar_text(df["driver"][0]) if "driver" in df else None
+        name = "amd.com/gpu" if driver == "amd" else "nvidia.com/gpu"
+        if "count" in df:
+            v = self._value(df["count"][0], df["count"][1])
+            if v is not None and v.text != "all":
+                out.gpu_limits = out.gpu_values = [(name, v)]
+        elif "device_ids" in df:
+            ids = [self._value(i) for i in self._seq(df["device_ids"][0])]
+            if ids and all(i is not None for i in ids):
+                first, last = ids[0].span, ids[-1].span  # type: ignore[union-attr]
+                out.visible_devices = Value(",".join(i.text for i in ids if i is not None), Span(first.start, last.end),
+                                            df["device_ids"][1])
+                out.visible_name = "device_ids"
+
+    def _other(self, chain: list[tuple[str, Any]]) -> Placement:
+        """Shell in other YAML (SkyPilot, dstack, CI): the nearest `image`/`image_id` around it."""
+        out = Placement("yaml")
+        for _, pair in reversed(chain):
+            mapping = pair.parent
+            for k, v, ks in self._pairs(mapping):
+                if k in ("image", "image_id") and out.image is None:
+                    val = self._value(v, ks)
+                    if val is not None:
+                        text = val.text.removeprefix("docker:")
+                        shift = len(val.text) - len(text)
+                        out.image = Value(text, Span(val.span.start + shift, val.span.end), ks)
+        return out
+
+
+_REF = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<op>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _interpolations(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, Span, bool]]:
+    """Compose's `$VAR` / `${VAR}` / `${VAR:-default}` references in one string (`$$` escapes)."""
+    out = []
+    i = 0
+    while i < len(text):
+        if text.startswith("$$", i):
+            i += 2
+            continue
+        m = _REF.match(text, i) if text[i] == "$" else None
+        if m is None:
+            i += 1
+            continue
+        name = m.group("braced") or m.group("plain")
+        op = m.group("op") or ""
+        out.append((name, Span(spans[m.start()][0], spans[m.end() - 1][1]), op[:2].lstrip(":")[:1] in ("-", "?", "+")))
+        i = m.end()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# shell scripts
+
+
+@functools.lru_cache(maxsize=8)
+def _shell_view(path: str | None, text: str) -> _ShellView:
+    return _ShellView(Document(text, path, "shell"))
+
+
+_GRES = re.compile(r"^#SBATCH[ \t]+--(?P<option>gres[= ]gpu|gpus(?:-per-node|-per-task)?[= ])(?::|)"
+                   r"(?:(?P<type>[A-Za-z][\w-]*):)?(?P<count>\d+)[ \t]*(?:#.*)?$", re.MULTILINE)
+_DOCKER_GPUS = re.compile(r"\s--gpus[= ]['\"]*(?P<value>[^\s'\"]+)['\"]*")
+
+
+_IMAGE_BYTES = re.compile(rb"sglang[\w.-]*[:@]")
+
+
+class _ShellView:
+    def __init__(self, doc: Document):
+        self.doc = doc
+        self.tree: Any = None
+        self.needs_tree = bool(_IMAGE_BYTES.search(doc.data)) or b"docker" in doc.data or b"podman" in doc.data
+        self.gres: list[tuple[str | None, Value]] = []
+        self.per_node: tuple[Value, str] | None = None
+        for m in _GRES.finditer(doc.text):
+            a = len(doc.text[: m.start("count")].encode("utf-8", "surrogateescape"))
+            span = Span(a, a + len(m.group("count")))
+            self.gres.append((m.group("type"), Value(m.group("count"), span)))
+            option = re.split(r"[= ]", m.group("option"))[0]
+            if option in ("gres", "gpus-per-node"):
+                shown = m.group(0).split(None, 1)[1].split("#", 1)[0].strip()
+                self.per_node = (Value(m.group("count"), span), shown)
+
+    def placement(self, inv: Invocation, tree: Any = None) -> Placement:
+        out = Placement("script")
+        out.gres = list(self.gres)
+        start = inv.program[0].span.start
+        if self.needs_tree and self.tree is None:
+            if tree is None:
+                from .queries import parser
+
+                tree = parser("bash").parse(self.doc.data)
+            self.tree = tree
+        if self.tree is None and tree is not None:
+            self.tree = tree
+        node = self.tree.root_node.descendant_for_byte_range(start, start + 1) if self.tree is not None else None
+        command = None
+        while node is not None:
+            if node.type == "command":
+                command = node
+            node = node.parent
+        if command is not None:
+            words = self.doc.data[command.start_byte:start].decode("utf-8", "surrogateescape")
+            offset = command.start_byte
+            if re.match(r"\s*(?:\S*/)?(?:docker|podman)\s+(?:container\s+)?run\s", words):
+                out.containerized = True
+                pm = re.search(r"\s(-p|--publish)[= ]\S", words)
+                if pm is not None and not re.search(r"\s--(?:network|net)[= ]", words):
+                    a = offset + len(words[: pm.start(1)].encode("utf-8", "surrogateescape"))
+                    out.published = Span(a, a + len(pm.group(1)))
+                if re.search(r"\s--(?:ipc[= ]host|shm-size)\b", words):
+                    out.shm = True
+                elif not re.search(r"\s--ipc[= ]|\$", words):
+                    out.shm = False
+                gm = _DOCKER_GPUS.search(words)
+                count = _docker_gpu_count(gm.group("value")) if gm else None
+                if gm is not None and count is not None:
+                    a = offset + len(words[: gm.start("value")].encode("utf-8", "surrogateescape"))
+                    value = Value(str(count), Span(a, a + len(gm.group("value").encode())))
+                    out.gpu_limits = out.gpu_values = [(f"docker run --gpus {gm.group('value')}", value)]
+            for m in re.finditer(r"\S+", words):
+                if m.group().startswith("-"):
+                    continue
+                if _IMAGE.match(m.group()) and ("/" in m.group() or ":" in m.group()):
+                    a = offset + len(words[: m.start()].encode("utf-8", "surrogateescape"))
+                    out.image = Value(m.group(), Span(a, a + len(m.group().encode("utf-8", "surrogateescape"))))
+        if out.containerized:
+            return out
+        if self.per_node is not None:
+            out.gres_per_node, out.gres_option = self.per_node
+        for name in _VISIBLE:
+            if name in inv.env and inv.env[name] is not None:
+                span = self._assignment_span(name, start)
+                if span is not None:
+                    out.visible_devices, out.visible_name = Value(inv.env[name] or "", span, None), name
+                    break
+        return out
+
+    def _assignment_span(self, name: str, before: int) -> Span | None:
+        """The value range of the last `NAME=value` written before byte ``before``."""
+        pattern = re.compile(rb"(?:^|[\s;])(?:export[ \t]+)?" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
+        found = None
+        for m in pattern.finditer(self.doc.data, 0, before):
+            found = Span(m.start(2), m.end(2))
+        return found
+
+
+def _docker_gpu_count(value: str) -> int | None:
+    """GPUs of `docker run --gpus VALUE`: a number, `count=N`, or `device=0,1` (`all`: not known)."""
+    for part in value.split(","):
+        if part.isdigit() and "=" not in value:
+            return int(part)
+    m = re.search(r"(?:^|,)count=(\d+)", value)
+    if m:
+        return int(m.group(1))
+    m = re.search(r"device=([\w:,.-]+)", value)
+    if m:
+        return len([d for d in m.group(1).split(",") if d and "=" not in d])
+    return None
