@@ -538,3 +538,42 @@ def test_config_files_are_not_read_for_releases_without_config(tmp_path):
     old = [(f.code, f.flag) for f in check(script.read_text(), str(script), Options(sglang_version="0.5.2"))]
     assert old == [("SGL032", "--config")]
     assert ("SGL001", "--no-such-key") in [(f.code, f.flag) for f in check(script.read_text(), str(script))]
+
+
+@pytest.mark.parametrize("release", ["0.4.0", "0.5.10", "0.5.13.post1"])
+def test_old_releases_answer_for_the_server_args_fields(release):
+    """Up to 0.5.13.post1 `--tp-size` is parsed into `tensor_parallel_size` and copied to the
+    ServerArgs field `tp_size` by ServerArgs.from_cli_args; rules read the field names."""
+    from sglang_lsp.argv import resolve
+    from sglang_lsp.findings import Span
+    from sglang_lsp.invocation import Word
+
+    cat = catalog_for(release)
+    assert cat.lookup("--tp-size").dest == "tensor_parallel_size"
+    assert cat.field_dests["tp_size"] == "tensor_parallel_size"
+    parsed = resolve(cat, [Word(w, Span(0, 0)) for w in ("--model-path", "m", "--tp", "4")], anchor=Span(0, 0))
+    assert parsed.get("tp_size") == 4 and parsed.is_explicit("tp_size")
+    assert parsed.last_use("tp_size").spelling == "--tp-size"
+    assert parsed.get("dp_size") == 1 and not parsed.is_explicit("dp_size")
+    assert catalog_for("0.5.14").field_dests == {}
+
+
+def test_deployment_checks_on_an_image_of_an_old_release():
+    from sglang_lsp.document import Document
+    from sglang_lsp.engine import check_document
+
+    manifest = """apiVersion: v1
+kind: Pod
+metadata: {name: s}
+spec:
+  containers:
+  - name: s
+    image: lmsysorg/sglang:v0.5.10-cu129
+    command: ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp-size", "8"]
+    resources:
+      limits:
+        nvidia.com/gpu: "4"
+"""
+    result = check_document(Document(manifest, "/tmp/pod.yaml", "yaml"))
+    assert result.parsed[0].catalog.sglang_version == "0.5.10"
+    assert "SGL050" in [f.code for f in result.findings]

@@ -97,9 +97,14 @@ class ParsedArgs:
     findings: list[Finding]
 
     def get(self, dest: str) -> Any:
-        return self.values.get(dest, UNKNOWN)
+        """The value of an argparse destination or of the ServerArgs field it is copied to."""
+        return self.values.get(self.catalog.field_dests.get(dest, dest), UNKNOWN)
+
+    def is_explicit(self, dest: str) -> bool:
+        return self.catalog.field_dests.get(dest, dest) in self.explicit
 
     def last_use(self, dest: str) -> FlagUse | None:
+        dest = self.catalog.field_dests.get(dest, dest)
         for use in reversed(self.uses):
             if use.option.dest == dest:
                 return use

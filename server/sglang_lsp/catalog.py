@@ -90,6 +90,15 @@ def option_from_raw(raw: dict) -> Option:
     )
 
 
+# argparse destination → ServerArgs field, as ServerArgs.from_cli_args of sglang 0.4.0 – 0.5.13.post1
+# copies them (sglang/srt/server_args.py of those releases; 0.5.14 parses into the fields directly)
+_FIELD_OF_DEST = {
+    "tensor_parallel_size": "tp_size", "pipeline_parallel_size": "pp_size", "data_parallel_size": "dp_size",
+    "expert_parallel_size": "ep_size", "attention_context_parallel_size": "attn_cp_size",
+    "moe_data_parallel_size": "moe_dp_size",
+}
+
+
 class Catalog:
     def __init__(self, data: dict):
         self.sglang_version: str = data["sglang_version"]
@@ -116,6 +125,18 @@ class Catalog:
         for opt in self.options:
             self.defaults.setdefault(opt.dest, opt.default)
         self.required = [opt for opt in self.options if opt.required]
+        # ServerArgs fields that releases up to 0.5.13.post1 parse under another destination and
+        # copy over in ServerArgs.from_cli_args (`args.tp_size = args.tensor_parallel_size` …):
+        # rules and checks read the field names, which these catalogs answer for
+        self.field_dests: dict[str, str] = {
+            field_name: dest for dest, field_name in _FIELD_OF_DEST.items()
+            if dest in self.by_dest and field_name not in self.by_dest
+        }
+        for field_name, dest in self.field_dests.items():
+            self.by_dest[field_name] = self.by_dest[dest]
+            self.defaults[field_name] = self.defaults[dest]
+            if dest in self.unknown_defaults:
+                self.unknown_defaults.add(field_name)
         # argparse treats "-1" as a value unless some option looks like a negative number.
         self.has_negative_number_options = any(
             s[1:].replace(".", "", 1).isdigit() for s in self.by_string if s.startswith("-") and not s.startswith("--")

@@ -127,7 +127,7 @@ def _finding(code: str, message: str, span: Span, **kw) -> Finding:
 
 
 def _arg(parsed: ParsedArgs, dest: str) -> Any:
-    if parsed.open and dest not in parsed.explicit:
+    if parsed.open and not parsed.is_explicit(dest):
         return UNKNOWN
     return parsed.get(dest)
 
@@ -172,6 +172,8 @@ def gpus_per_node(parsed: ParsedArgs) -> tuple[int, str] | None:
     splits the TP group instead of adding GPUs."""
     tp, pp, nnodes = (_int(_arg(parsed, d)) for d in ("tp_size", "pp_size", "nnodes"))
     dp, attn, dp_attn = _arg(parsed, "dp_size"), _arg(parsed, "attn_dp_size"), _arg(parsed, "enable_dp_attention")
+    if "attn_dp_size" not in parsed.catalog.by_dest:
+        attn = 1  # a release without --attn-dp-size: DP attention always splits the TP group
     if None in (tp, pp, nnodes) or UNKNOWN in (dp, attn, dp_attn) or _int(dp) is None or _int(attn) is None:
         return None
     replicas = 1 if (dp_attn and attn == 1) or attn > 1 else dp

@@ -149,7 +149,7 @@ class LaunchResolver(conditions.Resolver):
     def arg(self, dest: str) -> Any:
         if dest not in self.cat.by_dest:
             raise conditions.ConditionError(f"no flag stores to args.{dest}")
-        if self.parsed.open and dest not in self.parsed.explicit:
+        if self.parsed.open and not self.parsed.is_explicit(dest):
             return UNKNOWN  # an unknown expansion may set it
         return self.parsed.get(dest)
 
@@ -159,7 +159,7 @@ class LaunchResolver(conditions.Resolver):
             raise conditions.ConditionError("given() takes an args.<dest> name")
         if field not in self.cat.by_dest:
             raise conditions.ConditionError(f"no flag stores to args.{field}")
-        if field in self.parsed.explicit:
+        if self.parsed.is_explicit(field):
             return True
         return UNKNOWN if self.parsed.open else False
 
@@ -829,14 +829,14 @@ class _Plan:
         """The frozen value of every name (``args.*`` read inline, as ``LaunchResolver.arg``
         would: most names are flags, and this runs for every launch of every check)."""
         parsed = resolver.parsed
-        by_dest, explicit, opened, get = resolver.cat.by_dest, parsed.explicit, parsed.open, parsed.get
+        by_dest, opened, get = resolver.cat.by_dest, parsed.open, parsed.get
         out = []
         for name in self.names:
             if name.startswith("args."):
                 dest = name[5:]
                 if dest not in by_dest:
                     out.append(_UNHASHABLE)  # evaluated directly, where the error is reported if reached
-                elif opened and dest not in explicit:
+                elif opened and not parsed.is_explicit(dest):
                     out.append(UNKNOWN)
                 else:
                     out.append(_freeze(get(dest)))
