@@ -278,6 +278,7 @@ before(async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
+    env, // its profile and crash-report folders go to the temporary home, too
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
@@ -402,6 +403,23 @@ test('sglang-lsp in code-server: diagnostics, hover, quick fixes, status bar, ex
       await input.fill('launch_server.py: error: unrecognized arguments: --max-model-len 4096');
       await page.keyboard.press('Enter');
       await page.locator('.tabs-container .tab', { hasText: 'explanation-1' }).first().waitFor({ state: 'visible', timeout: WAIT });
+      // the Markdown preview is a webview: look for the rendered text in the page's frames
+      const deadline = Date.now() + WAIT;
+      let rendered = '';
+      while (!rendered && Date.now() < deadline) {
+        for (const frame of page.frames()) {
+          const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+          if (text.includes('SGL001') && text.includes('what this message means')) {
+            rendered = text;
+            break;
+          }
+        }
+        if (!rendered) {
+          await page.waitForTimeout(250);
+        }
+      }
+      assert.ok(rendered, 'the explanation was never rendered in the Markdown preview');
+      assert.match(rendered, /unrecognized arguments: --max-model-len 4096/);
       console.log(`explanation: ${await screenshot('explain.png')}`);
     });
   } catch (err) {
