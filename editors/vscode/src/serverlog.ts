@@ -2,12 +2,12 @@
 // stderr, see server/sglang_lsp/lsp/__init__.py) → the output channel at their own level, its
 // timestamp instead of theirs. Lines without a level (a traceback) keep the previous one.
 
-import { Readable } from 'stream';
-import * as vscode from 'vscode';
+import type { Readable } from 'stream';
+import type { LogOutputChannel } from 'vscode';
 
 const LINE = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (DEBUG|INFO|WARNING|ERROR|CRITICAL) (.*)$/;
 
-type Level = 'debug' | 'info' | 'warn' | 'error';
+export type Level = 'debug' | 'info' | 'warn' | 'error';
 
 const LEVELS: Record<string, Level> = { DEBUG: 'debug', INFO: 'info', WARNING: 'warn', ERROR: 'error', CRITICAL: 'error' };
 
@@ -16,7 +16,7 @@ export function classify(line: string, previous: Level): [Level, string] {
   return m ? [LEVELS[m[1]], m[2]] : [previous, line];
 }
 
-export function forwardLog(stream: Readable, output: vscode.LogOutputChannel): void {
+export function forwardLog(stream: Readable, output: LogOutputChannel): void {
   let pending = '';
   let level: Level = 'info';
   const emit = (line: string) => {
