@@ -13,8 +13,8 @@
 //   E2E_ARTIFACTS    where screenshots go (default: a new temporary directory); printed at the end
 //   E2E_KEEP         set to keep the temporary workspace and profile (their path is printed)
 //
-// What it checks, as a user would see it: diagnostics of a launch script and a Kubernetes
-// manifest in the Problems panel; the hover on a flag; a quick fix applied through the
+// What it checks, as a user would see it: diagnostics of a launch script, a Kubernetes
+// manifest and a compose file in the Problems panel; the hover on a flag; a quick fix applied through the
 // light-bulb menu in each file, and the file text on disk after saving; the status-bar item
 // (GPU and sglang version) and its menu writing the `sglang-lsp.gpu` setting; the "explain an
 // error message" command.
@@ -312,11 +312,16 @@ after(async () => {
   }
 });
 
+/** On a failure: the extension's output channel and code-server's log, printed and saved
+ * beside the screenshots. */
 function dumpLogs() {
   for (const file of extensionLogs()) {
-    console.log(`--- ${file}\n${fs.readFileSync(file, 'utf8').slice(-6000)}`);
+    const text = fs.readFileSync(file, 'utf8');
+    console.log(`--- ${file}\n${text.slice(-6000)}`);
+    fs.writeFileSync(path.join(artifacts, `failure-${path.basename(file)}`), text);
   }
   console.log(`--- code-server\n${serverLog.slice(-4000)}`);
+  fs.writeFileSync(path.join(artifacts, 'failure-code-server.log'), serverLog);
 }
 
 // --- the test -------------------------------------------------------------------------------
@@ -329,13 +334,16 @@ async function step(name, fn) {
 
 test('sglang-lsp in code-server: diagnostics, hover, quick fixes, status bar, explain', async () => {
   try {
-    await step('diagnostics of the launch script and the manifest reach the Problems panel', async () => {
+    await step('diagnostics of the launch script, the manifest and the compose file reach the Problems panel', async () => {
       await openFile('launch.sh');
+      await openFile('compose.yaml');
+      // a compose file has its own language id (dockercompose), which the extension covers too
+      await page.locator('.statusbar-item', { hasText: /^Compose$/ }).first().waitFor({ state: 'visible', timeout: WAIT });
       await openFile('deployment.yaml');
       await runCommand('View: Focus Problems (Errors, Warnings, Infos)', { exact: false });
       const text = await waitForProblems(
-        (s) => s.includes('--mem-fraction-statc') && s.includes('FP8'),
-        'the problems of both files');
+        (s) => s.includes('--mem-fraction-statc') && s.includes('FP8') && s.includes('--max-model-len'),
+        'the problems of the three files');
       assert.match(text, /sglang 0\.5\.23 has no flag `--mem-fraction-statc`; did you mean `--mem-fraction-static`\?/);
       assert.match(text, /`FP8` is not a valid choice for `--quantization`; did you mean `fp8`\?/);
       assert.match(text, /sglang-lsp/); // the diagnostics' source
@@ -343,6 +351,8 @@ test('sglang-lsp in code-server: diagnostics, hover, quick fixes, status bar, ex
       assert.match(text, /SGL002/);
       assert.match(text, /\[Ln 5, Col 3\]/); // on the flag, not on the line
       assert.match(text, /\[Ln 23, Col 15\]/);
+      assert.match(text, /`--max-model-len` is a vLLM flag; sglang's nearest equivalent is `--context-length`/);
+      assert.match(text, /\[Ln 6, Col 84\]/);
       console.log(`problems: ${await screenshot('problems.png')}`);
     });
 
@@ -421,6 +431,25 @@ test('sglang-lsp in code-server: diagnostics, hover, quick fixes, status bar, ex
       assert.ok(rendered, 'the explanation was never rendered in the Markdown preview');
       assert.match(rendered, /unrecognized arguments: --max-model-len 4096/);
       console.log(`explanation: ${await screenshot('explain.png')}`);
+    });
+
+    await step('a wrong sglang-lsp.path is reported with the offer to install, and recovered from', async () => {
+      const settings = path.join(workspace, '.vscode', 'settings.json');
+      const before = JSON.parse(fs.readFileSync(settings, 'utf8'));
+      fs.writeFileSync(settings, JSON.stringify({ ...before, 'sglang-lsp.path': '/nonexistent/sglang-lsp' }, null, 2));
+      const toast = page.locator('.notification-toast', { hasText: 'sglang-lsp.path is set to "/nonexistent/sglang-lsp"' }).first();
+      await toast.waitFor({ state: 'visible', timeout: WAIT });
+      await toast.locator('.monaco-button', { hasText: 'Install with pip' }).first().waitFor({ state: 'visible', timeout: WAIT });
+      await page.locator('.statusbar-item', { hasText: 'sglang' }).locator('.codicon-warning').first()
+        .waitFor({ state: 'visible', timeout: WAIT });
+      console.log(`missing server: ${await screenshot('missing-server.png')}`);
+      await toast.hover();
+      await toast.locator('.codicon-notifications-clear, .codicon-close').first().click();
+      fs.writeFileSync(settings, JSON.stringify(before, null, 2));
+      await openFile('compose.yaml'); // the item shows for shell and YAML files (or a missing server)
+      await page.locator('.statusbar-item', { hasText: 'sglang' }).locator('.codicon-pulse').first()
+        .waitFor({ state: 'visible', timeout: WAIT });
+      await waitForProblems((s) => s.includes('--max-model-len'), 'the compose file\'s problem again after the restart');
     });
   } catch (err) {
     await screenshot('failure.png').catch(() => undefined);
