@@ -12,12 +12,15 @@
 //   CHROMIUM         browser executable (default: /usr/bin/chromium)
 //   E2E_ARTIFACTS    where screenshots go (default: a new temporary directory); printed at the end
 //   E2E_KEEP         set to keep the temporary workspace and profile (their path is printed)
+//   E2E_PYTHON       the python3 offered for the pip install (default: the one behind
+//                    SGLANG_LSP_BIN's virtualenv)
 //
 // What it checks, as a user would see it: diagnostics of a launch script, a Kubernetes
 // manifest and a compose file in the Problems panel; the hover on a flag; a quick fix applied through the
 // light-bulb menu in each file, and the file text on disk after saving; the status-bar item
 // (GPU and sglang version) and its menu writing the `sglang-lsp.gpu` setting; the "explain an
-// error message" command.
+// error message" command; a wrong `sglang-lsp.path` reported, and the offered pip install (into
+// a new .venv of the workspace) bringing the server back.
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -38,6 +41,8 @@ const SGLANG_LSP_BIN = process.env.SGLANG_LSP_BIN;
 const VSIX = process.env.VSIX || path.join(extensionDir, 'sglang-lsp.vsix');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const WAIT = 90_000; // the longest wait for one thing to appear (a loaded 2-core machine)
+const INSTALL_WAIT = 600_000; // pip install of this checkout into a new virtualenv
+const REPO = path.resolve(extensionDir, '..', '..');
 
 const FIXED_LAUNCH = fs.readFileSync(path.join(here, 'workspace', 'launch.sh'), 'utf8')
   .replace('--mem-fraction-statc', '--mem-fraction-static');
@@ -242,8 +247,15 @@ before(async () => {
     'editor.hover.delay': 200,
     'files.autoSave': 'off',
   }, null, 2));
+  // `python3` on the PATH of code-server (and so of the extension, which offers it for the
+  // install): the interpreter behind the given server's virtualenv (a pyenv shim, say, would not
+  // work with the temporary HOME)
+  const python = process.env.E2E_PYTHON || fs.realpathSync(path.join(path.dirname(SGLANG_LSP_BIN), 'python3'));
+  fs.mkdirSync(path.join(tmp, 'bin'));
+  fs.symlinkSync(python, path.join(tmp, 'bin', 'python3'));
   const env = {
     ...process.env,
+    PATH: `${path.join(tmp, 'bin')}${path.delimiter}${process.env.PATH}`,
     HOME: home,
     XDG_CONFIG_HOME: path.join(home, '.config'),
     XDG_DATA_HOME: path.join(home, '.local', 'share'),
@@ -433,23 +445,44 @@ test('sglang-lsp in code-server: diagnostics, hover, quick fixes, status bar, ex
       console.log(`explanation: ${await screenshot('explain.png')}`);
     });
 
-    await step('a wrong sglang-lsp.path is reported with the offer to install, and recovered from', async () => {
+    await step('a wrong sglang-lsp.path is reported, and the offered pip install into a new .venv works', async () => {
       const settings = path.join(workspace, '.vscode', 'settings.json');
       const before = JSON.parse(fs.readFileSync(settings, 'utf8'));
       fs.writeFileSync(settings, JSON.stringify({ ...before, 'sglang-lsp.path': '/nonexistent/sglang-lsp' }, null, 2));
       const toast = page.locator('.notification-toast', { hasText: 'sglang-lsp.path is set to "/nonexistent/sglang-lsp"' }).first();
       await toast.waitFor({ state: 'visible', timeout: WAIT });
-      await toast.locator('.monaco-button', { hasText: 'Install with pip' }).first().waitFor({ state: 'visible', timeout: WAIT });
+      const install = toast.locator('.monaco-button', { hasText: 'Install with pip' }).first();
+      await install.waitFor({ state: 'visible', timeout: WAIT });
       await page.locator('.statusbar-item', { hasText: 'sglang' }).locator('.codicon-warning').first()
         .waitFor({ state: 'visible', timeout: WAIT });
       console.log(`missing server: ${await screenshot('missing-server.png')}`);
-      await toast.hover();
-      await toast.locator('.codicon-notifications-clear, .codicon-close').first().click();
-      fs.writeFileSync(settings, JSON.stringify(before, null, 2));
+
+      // the offer: a new virtualenv in the workspace, this checkout installed into it
+      await install.click();
+      const venv = path.join(workspace, '.venv');
+      const create = quickInput().locator('.monaco-list-row', { hasText: `Create ${venv}` }).first();
+      await create.waitFor({ state: 'visible', timeout: WAIT });
+      await create.click();
+      await quickInput().locator('.quick-input-title', { hasText: 'what to install' }).waitFor({ state: 'visible', timeout: WAIT });
+      await quickInput().locator('input').fill(REPO);
+      await page.keyboard.press('Enter');
+      const installed = path.join(venv, 'bin', 'sglang-lsp');
+      const deadline = Date.now() + INSTALL_WAIT;
+      const configured = () => JSON.parse(fs.readFileSync(settings, 'utf8'))['sglang-lsp.path'];
+      while (Date.now() < deadline && configured() !== installed) {
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      // not found by the search (the workspace setting still named the missing file): remembered
+      assert.equal(configured(), installed, 'the installed server was not written to sglang-lsp.path');
+      assert.ok(fs.existsSync(installed));
       await openFile('compose.yaml'); // the item shows for shell and YAML files (or a missing server)
       await page.locator('.statusbar-item', { hasText: 'sglang' }).locator('.codicon-pulse').first()
         .waitFor({ state: 'visible', timeout: WAIT });
-      await waitForProblems((s) => s.includes('--max-model-len'), 'the compose file\'s problem again after the restart');
+      await runCommand('View: Focus Problems (Errors, Warnings, Infos)', { exact: false });
+      await waitForProblems((s) => s.includes('--max-model-len'), 'the compose file\'s problem from the installed server');
+      const log = extensionLogs().filter((f) => /sglang-lsp\.log$/.test(f)).map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+      assert.match(log, new RegExp(`using ${installed.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(setting sglang-lsp\\.path\\)`));
+      console.log(`installed server: ${await screenshot('installed-server.png')}`);
     });
   } catch (err) {
     await screenshot('failure.png').catch(() => undefined);
