@@ -241,7 +241,7 @@ def test_config_is_what_vim_lsp_enable_resolves(default_run, server_bin):
     config = default_run["config"]
     assert config["cmd"] == ["sglang-lsp", "serve"]
     assert config["filetypes"] == ["sh", "bash", "yaml", "yaml.docker-compose"]
-    assert config["root_markers"] == [".git"]
+    assert config["root_markers"] == [".sglang-lsp.toml", ".git"]
     assert config["language_ids"] == {"sh": "sh", "bash": "bash", "yaml": "yaml",
                                       "yaml.docker-compose": "dockercompose"}
     for filetype, language_id in config["language_ids"].items():  # ids the server knows, not guessed from paths

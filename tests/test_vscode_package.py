@@ -39,11 +39,11 @@ def _ts_string_array(source: str, name: str) -> list[str]:
 
 def _defaults_as_sent() -> dict:
     """The settings the extension sends with nothing configured (its ``serverSettings()``:
-    the server's keys only, "" → null for gpu and sglangVersion)."""
+    the server's keys only, "" → null for gpu, sglangVersion and python)."""
     out = {}
     for key in KNOWN_KEYS:
         value = PROPERTIES[f"{SECTION}.{key}"]["default"]
-        out[key] = None if key in ("gpu", "sglangVersion") and value == "" else value
+        out[key] = None if key in ("gpu", "sglangVersion", "python") and value == "" else value
     return out
 
 
@@ -81,11 +81,14 @@ def test_gpu_choices_are_the_servers_profiles():
         assert parse({"gpu": name}).settings.gpu == name
 
 
-def test_sglang_version_choices_are_the_bundled_catalogs():
+def test_sglang_version_choices_are_the_releases_the_server_knows():
+    from sglang_lsp import versions
+
     prop = PROPERTIES[f"{SECTION}.sglangVersion"]
-    assert prop["enum"] == [""] + available_versions()
+    known = sorted(set(versions.releases()) | set(available_versions()), key=versions.release_key)
+    assert prop["enum"] == [""] + known[::-1]  # newest first
     assert len(prop["enumDescriptions"]) == len(prop["enum"])
-    for version in available_versions():
+    for version in known:
         assert parse({"sglangVersion": version}).problems == []
 
 

@@ -23,8 +23,9 @@ return {
     return filetype == 'yaml.docker-compose' and 'dockercompose' or filetype
   end,
   -- The workspace root is also searched for local model directories (`--model-path ./models/x`).
-  -- Without a root the server runs in single-file mode, which works as well.
-  root_markers = { '.git' },
+  -- A directory with a `.sglang-lsp.toml` (the server's configuration) is a root, else the git
+  -- repository. Without a root the server runs in single-file mode, which works as well.
+  root_markers = { '.sglang-lsp.toml', '.git' },
   -- The server's settings section `sglang-lsp` (server/sglang_lsp/lsp/settings.py), with its
   -- defaults. Neovim sends it with workspace/didChangeConfiguration and answers the server's
   -- workspace/configuration requests from it; invalid values fall back to the defaults with a
