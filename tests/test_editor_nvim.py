@@ -191,7 +191,7 @@ PORT_LINE = locate(LAUNCH, "--port 30000")[0]
 TYPO = span(LAUNCH, "--mem-fraction-statc", within="--mem-fraction-statc 0.")
 MAX_MODEL_LEN = locate(MANIFEST, "--max-model-len", within="- --max-model-len")
 YAML_TP_SIZE = locate(MANIFEST, "--tp-size", within="- --tp-size")
-MANIFEST_LINES = MANIFEST.count("\n")
+ARGS_END = MANIFEST.split("\n").index('            - "8192"') + 1  # the line after the last args item
 
 FIX_FP8 = {"line": FP8[0], "col": FP8[1], "title": "Use `fp8`", "code": "SGL002"}
 SHELL_FILE = {
@@ -207,7 +207,7 @@ MANIFEST_FILE = {
     "action": {"line": MAX_MODEL_LEN[0], "col": MAX_MODEL_LEN[1] + 2,
                "title": "Use `--context-length` (unsafe fix)", "code": "SGL001"},
     # a new `- --` item at the end of the args list, completion asked right after `--`
-    "completion": {"line": MANIFEST_LINES, "text": "            - --", "col": len("            - --")},
+    "completion": {"line": ARGS_END, "text": "            - --", "col": len("            - --")},
 }
 
 
