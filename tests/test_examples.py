@@ -30,12 +30,14 @@ CLEAN = [
     "serve_with_config.sh",
     "serve.yaml",
     "router.sh",
+    "compose.yaml",
 ]
 BROKEN = [
     "docker_run.sh",
     "env_prefix.sh",
     "pd_disaggregation.sh",
     "dp_attention.sh",
+    "k8s_deployment.yaml",
 ]
 
 
