@@ -255,11 +255,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       const found = await search();
       if (found.found?.file !== exe) {
-        // not where the search looks: remember it
+        // not where the search looks: remember it (the change of the setting restarts the server)
         await config().update('path', exe, writeTarget());
         log(`sglang-lsp.path set to ${exe}`);
+      } else {
+        await restart();
       }
-      await restart();
     }),
     vscode.commands.registerCommand('sglang-lsp.statusMenu', async () => {
       const items: (vscode.QuickPickItem & { command: string })[] = [
