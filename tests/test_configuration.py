@@ -344,3 +344,43 @@ def test_configuration_examples_in_the_docs_are_valid(tmp_path, doc):
         project_config.invalidate()
         cfg = project_config.discover(str(tmp_path / "x.sh"))
         assert cfg is not None and cfg.values
+
+
+MANIFEST_ON_H100 = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: s}
+spec:
+  nodeSelector:
+    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+  containers:
+  - name: s
+    image: lmsysorg/sglang:v0.5.10-cu129
+    command: ["python3", "-m", "sglang.launch_server", "--model-path", "m"]
+"""
+
+
+def test_the_whole_chain_with_values_inferred_from_a_manifest(tmp_path):
+    """CLI/setting > directive > inferred (node selector, image tag) > configuration file, end
+    to end: the inferred values enter the same chain as the others, scoped to their launch."""
+    write(tmp_path / ".sglang-lsp.toml", 'gpu = "B200"\nsglang-version = "0.5.23"\n')
+    path = tmp_path / "pod.yaml"
+    fs = project_config.discover(str(path)).for_file(str(path))
+
+    def target(text: str, **options):
+        result = check_document(Document(text, str(path), "yaml"), Options(project=fs, **options))
+        inv = result.invocations[0]
+        gpu = result.context.resolve("gpu", inv.span.start)
+        return gpu.value, gpu.origin.kind, result.parsed[0].catalog.sglang_version
+
+    # the file itself beats the configuration file, for the GPU and for the release
+    assert target(MANIFEST_ON_H100) == ("H100", "inferred", "0.5.10")
+    # a directive beats what the file suggests
+    pinned = "# sglang-lsp: gpu=MI300X sglang=0.5.23\n" + MANIFEST_ON_H100
+    assert target(pinned) == ("MI300X", "directive", "0.5.23")
+    # the command line beats the directive
+    assert target(pinned, gpu="GB200", sglang_version="0.5.13") == ("GB200", "cli", "0.5.13")
+    # nothing in the file: the configuration file
+    plain = MANIFEST_ON_H100.replace("  nodeSelector:\n    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3\n", "")
+    plain = plain.replace("v0.5.10-cu129", "latest")
+    assert target(plain) == ("B200", "config", "0.5.23")
