@@ -191,10 +191,17 @@ async function applyQuickFix(title) {
 }
 
 async function saveAndRead(file, expected) {
-  await page.keyboard.press('Control+S');
+  // The quick fix's edit reaches the buffer asynchronously: a save pressed before it lands
+  // writes the old text and leaves the buffer dirty, so save again until the file is expected
+  // (or the time is up; the caller's assertion then shows the difference).
   const deadline = Date.now() + WAIT;
   let text = '';
+  let lastSave = 0;
   while (Date.now() < deadline) {
+    if (Date.now() - lastSave > 1000) {
+      await page.keyboard.press('Control+S');
+      lastSave = Date.now();
+    }
     text = fs.readFileSync(file, 'utf8');
     if (text === expected) {
       return text;
