@@ -205,10 +205,15 @@ CACHE_ENV = "SGLANG_LSP_CACHE_DIR"
 
 def cache_dir() -> Path:
     """``$SGLANG_LSP_CACHE_DIR``, else ``$XDG_CACHE_HOME/sglang-lsp``, else ``~/.cache/sglang-lsp``."""
-    explicit = os.environ.get(CACHE_ENV)
+    env = os.environ
+    return _cache_dir(env.get(CACHE_ENV), env.get("XDG_CACHE_HOME"), env.get("HOME"))
+
+
+@functools.lru_cache(maxsize=8)
+def _cache_dir(explicit: str | None, xdg: str | None, home: str | None) -> Path:
+    # computed once per environment: every check asks for it (is there a user-built catalog?)
     if explicit:
         return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
     return base / "sglang-lsp"
 
@@ -218,7 +223,12 @@ def user_catalog_dir() -> Path:
 
 
 def user_catalog_path(version: str) -> Path:
-    return user_catalog_dir() / f"{version}.json"
+    return _user_catalog_path(cache_dir(), version)
+
+
+@functools.lru_cache(maxsize=256)
+def _user_catalog_path(cache: Path, version: str) -> Path:
+    return cache / "catalogs" / f"{version}.json"
 
 
 def user_catalog_versions() -> list[str]:

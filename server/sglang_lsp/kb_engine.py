@@ -1126,7 +1126,8 @@ _SOURCE_OF_KIND = {"cli": "setting", "setting": "setting", "directive": "directi
                    "config": "config"}
 
 
-def launch_target(result: Any, inv: Invocation | None, at: int | None = None) -> LaunchTarget:
+def launch_target(result: Any, inv: Invocation | None, at: int | None = None,
+                  with_inferred: bool = True) -> LaunchTarget:
     """The GPU and sglang version a launch's rules are evaluated for, through the file's
     precedence chain (:mod:`sglang_lsp.precedence`): CLI flag / LSP setting > in-file directive >
     inferred from the file (:func:`~sglang_lsp.deployment.infer_context`, added to the chain by
@@ -1138,7 +1139,7 @@ def launch_target(result: Any, inv: Invocation | None, at: int | None = None) ->
     if inv is not None and inv.span.path is None:
         at = inv.span.start
     out = LaunchTarget()
-    if inv is not None:
+    if inv is not None and with_inferred:  # what the file suggests even where it lost (hover)
         out.inferred = infer_context(result.document, inv, getattr(result, "tree", None))
     gpu, cls = settings.resolve("gpu", at), settings.resolve("gpu-class", at)
     if gpu is not None and (cls is None or KIND_RANK[gpu.origin.kind] >= KIND_RANK[cls.origin.kind]):
@@ -1193,7 +1194,7 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
         settings = _settings_of(result)
         if inv is not None and inv.span.path is None:
             at = inv.span.start  # where the launch is: directives and inferred values scoped to it apply
-        target = launch_target(result, inv, at)
+        target = launch_target(result, inv, at, with_inferred=False)
         model_dir = settings.value("model", at)
         declared = {k: v.value for k, v in settings.prefixed("model.", at).items()} or None
         base_dirs: list[str] = []
