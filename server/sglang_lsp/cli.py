@@ -10,7 +10,6 @@ import argparse
 import dataclasses
 import fnmatch
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -117,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _git_files(directory: Path) -> list[Path] | None:
+    import subprocess  # only for directory walks (start-up time of single-file checks)
+
     try:
         proc = subprocess.run(
             ["git", "-C", str(directory), "ls-files", "--cached", "--others", "--exclude-standard", "-z", "."],

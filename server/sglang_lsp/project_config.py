@@ -30,10 +30,15 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+
+
+def _toml():
+    """The TOML reader, imported when a configuration file is first read (start-up time)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    return tomllib
 
 from .findings import Severity
 from .precedence import Origin
@@ -384,8 +389,8 @@ def _read_toml(path: str) -> tuple[str, dict]:
         raise ConfigError(path, [f"{path}: cannot be read ({exc.strerror})"]) from None
     text = raw.decode("utf-8", "replace")
     try:
-        return text, tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return text, _toml().loads(text)
+    except _toml().TOMLDecodeError as exc:
         raise ConfigError(path, [f"{path}: not valid TOML: {exc}"]) from None
 
 
@@ -540,8 +545,8 @@ def _has_tool_table(path: str) -> bool:
     if b"sglang-lsp" not in raw:
         return False
     try:
-        tool = tomllib.loads(raw.decode("utf-8", "replace")).get("tool")
-    except tomllib.TOMLDecodeError:
+        tool = _toml().loads(raw.decode("utf-8", "replace")).get("tool")
+    except _toml().TOMLDecodeError:
         return True  # it mentions the table: load() reports the syntax error with the file's name
     return isinstance(tool, dict) and "sglang-lsp" in tool
 
