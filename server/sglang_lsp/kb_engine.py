@@ -1182,6 +1182,75 @@ def _settings_of(result: Any):
     return settings
 
 
+def _launch_setup(parsed: ParsedArgs, inv: Invocation | None, result: Any,
+                  at: int | None = None) -> tuple[Context, dict[str, Any] | None]:
+    """The context of one launch (GPU, model, env, release through the file's precedence chain)
+    and the model facts declared by directives."""
+    doc = result.document
+    settings = _settings_of(result)
+    if inv is not None and inv.span.path is None:
+        at = inv.span.start  # where the launch is: directives and inferred values scoped to it apply
+    target = launch_target(result, inv, at, with_inferred=False)
+    model_dir = settings.value("model", at)
+    declared = {k: v.value for k, v in settings.prefixed("model.", at).items()} or None
+    base_dirs: list[str] = []
+    if inv is not None and inv.base_dir:
+        base_dirs.append(inv.base_dir)
+    elif doc.path:
+        base_dirs.append(os.path.dirname(os.path.abspath(doc.path)))
+    base_dirs += list(settings.model_search_paths)
+    version = parsed.catalog.sglang_version  # the release the engine resolved this launch against
+    env = dict(inv.env) if inv is not None else {}
+    if inv is not None and doc.language == "shell" and inv.span.path is None and not inv.nested:
+        # `export NAME=value` earlier in the script; the command's own prefix wins
+        exported = exported_env(doc.data, inv.span.start, getattr(result, "tree", None))
+        env = {**exported, **env}
+    ctx = launch_context(parsed, inv, gpu=target.gpu, base_dirs=base_dirs, sglang_version=version, env=env,
+                         model_dir=model_dir, gpu_class=target.gpu_class)
+    return ctx, declared
+
+
+# sglang's start-up choices shown to the user (inlay hints): the modelled field → the flag whose
+# unset or `auto` value it replaces. Checked against sglang 0.5.23's resolution with the oracle
+# (tests/test_lsp_features: llama3-8b on H100 / B200 / MI300X).
+AUTO_SELECTED = {"attention_backend": "--attention-backend", "chunked_prefill_size": "--chunked-prefill-size"}
+
+
+@dataclass
+class AutoChoice:
+    flag: str  # the flag sglang fills in
+    value: Any  # what it picks
+    use: FlagUse | None  # the flag as written (`auto`), or None when the launch leaves it unset
+
+
+def auto_selected(parsed: ParsedArgs, inv: Invocation | None, result: Any) -> list[AutoChoice]:
+    """What sglang will choose at start-up for the launch's unset or ``auto`` flags, where the
+    engine models it and the exact GPU is known (never a guess: unknown stays unshown). Only for
+    the release the models follow."""
+    from . import DEFAULT_SGLANG_VERSION
+
+    if parsed.catalog.sglang_version != DEFAULT_SGLANG_VERSION or parsed.open:
+        return []
+    try:
+        ctx, declared = _launch_setup(parsed, inv, result)
+        if ctx.gpu is None:
+            return []
+        resolver = LaunchResolver(parsed, ctx, declared)
+        out = []
+        for field_name, flag in AUTO_SELECTED.items():
+            opt = parsed.catalog.lookup(flag)
+            if opt is None or parsed.get(opt.dest) not in (None, "auto"):
+                continue  # the launch chose (or the value cannot be known)
+            value = resolver.value(f"effective.{field_name}")
+            if value is UNKNOWN or value is None or value == "auto":
+                continue
+            out.append(AutoChoice(flag, value, parsed.last_use(opt.dest)))
+        return out
+    except Exception:  # pragma: no cover - a modelling bug must not break a feature
+        log.exception("auto-selection failed")
+        return []
+
+
 def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor: Span | None,
                 at: int | None = None) -> list[Finding]:
     """Knowledge-base findings for one launch of a checked file (called by the engine after the
@@ -1191,26 +1260,7 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
     internal failure is recorded, never raised."""
     try:
         doc = result.document
-        settings = _settings_of(result)
-        if inv is not None and inv.span.path is None:
-            at = inv.span.start  # where the launch is: directives and inferred values scoped to it apply
-        target = launch_target(result, inv, at, with_inferred=False)
-        model_dir = settings.value("model", at)
-        declared = {k: v.value for k, v in settings.prefixed("model.", at).items()} or None
-        base_dirs: list[str] = []
-        if inv is not None and inv.base_dir:
-            base_dirs.append(inv.base_dir)
-        elif doc.path:
-            base_dirs.append(os.path.dirname(os.path.abspath(doc.path)))
-        base_dirs += list(settings.model_search_paths)
-        version = parsed.catalog.sglang_version  # the release the engine resolved this launch against
-        env = dict(inv.env) if inv is not None else {}
-        if inv is not None and doc.language == "shell" and inv.span.path is None and not inv.nested:
-            # `export NAME=value` earlier in the script; the command's own prefix wins
-            exported = exported_env(doc.data, inv.span.start, getattr(result, "tree", None))
-            env = {**exported, **env}
-        ctx = launch_context(parsed, inv, gpu=target.gpu, base_dirs=base_dirs, sglang_version=version, env=env,
-                             model_dir=model_dir, gpu_class=target.gpu_class)
+        ctx, declared = _launch_setup(parsed, inv, result, at)
 
         def text_of(path: str | None) -> str | None:
             if path is None or path == doc.path:

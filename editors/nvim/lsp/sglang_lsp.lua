@@ -42,8 +42,9 @@ return {
       ignore = {},
       -- Directories searched for local models (their config.json), before the workspace root.
       modelSearchPaths = {},
-      -- Inlay hints: the flag an abbreviation resolves to (`--tp` → `--tp-size`) and the value
-      -- of a shell variable defined in the file. Neovim shows them after
+      -- Inlay hints: the flag an abbreviation resolves to (`--tp` → `--tp-size`), the value of
+      -- a shell variable defined in the file, the GPU and release the file implies, and what
+      -- sglang picks for flags a launch leaves unset on the target GPU. Neovim shows them after
       -- vim.lsp.inlay_hint.enable().
       inlayHints = false,
       -- Python interpreter whose installed sglang sets the target release (its catalog from

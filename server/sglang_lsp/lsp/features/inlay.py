@@ -5,10 +5,12 @@
   (``--model-path "$MODEL"`` → ``= meta-llama/…``).
 
 * after the program words of a launch, the GPU and sglang version the file itself implies
-  (a node selector, an image tag …), when no setting or directive overrides them.
-
-No GPU-dependent guesses: the engine does not know the target GPU's auto-selected backends,
-so ``auto`` and unset backends get no hint.
+  (a node selector, an image tag …), when no setting or directive overrides them;
+* what sglang will choose at start-up for an ``auto`` or unset flag where the engine models
+  the choice and the exact target GPU is known (``kb_engine.auto_selected``): after an
+  ``--attention-backend auto`` its backend, after the program words the choices for flags the
+  launch leaves unset. Nothing is shown where the choice cannot be known (an unknown GPU or
+  model, another sglang release than the one the models follow).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ def inlay_hints(result: Result, start: int, end: int, encoding: str) -> list[typ
                     tooltip=f"`{source}` expands to `{word.text}` (from the assignment in this file)",
                 ))
     hints += _inferred_hints(result, start, end, encoding)
+    hints += _auto_hints(result, start, end, encoding)
     hints.sort(key=lambda h: (h.position.line, h.position.character))
     return hints
 
@@ -84,5 +87,37 @@ def _inferred_hints(result: Result, start: int, end: int, encoding: str) -> list
             out.append(types.InlayHint(
                 position=convert.position(doc, last.end, encoding), label=" · ".join(parts),
                 kind=types.InlayHintKind.Type, padding_left=True, tooltip="\n".join(tips),
+            ))
+    return out
+
+
+def _auto_hints(result: Result, start: int, end: int, encoding: str) -> list[types.InlayHint]:
+    from ...kb_engine import auto_selected
+    from .context import server_invocations
+
+    doc = result.document
+    out = []
+    for inv, parsed in server_invocations(result):
+        if parsed is None or not inv.program:
+            continue
+        unset = []
+        for choice in auto_selected(parsed, inv, result):
+            why = (f"sglang {parsed.catalog.sglang_version} picks `{choice.value}` for `{choice.flag}` at start-up "
+                   f"for this launch on the target GPU")
+            if choice.use is not None:
+                spans = [s for s in choice.use.value_spans if is_local(s, doc)]
+                if spans and start <= spans[-1].end <= end:
+                    out.append(types.InlayHint(position=convert.position(doc, spans[-1].end, encoding),
+                                               label=f"→ {choice.value}", kind=types.InlayHintKind.Type,
+                                               padding_left=True, tooltip=why))
+            else:
+                unset.append((choice, why))
+        last = inv.program[-1].span
+        if unset and is_local(last, doc) and start <= last.end <= end:
+            out.append(types.InlayHint(
+                position=convert.position(doc, last.end, encoding),
+                label="picks " + ", ".join(f"{c.flag} {c.value}" for c, _ in unset),
+                kind=types.InlayHintKind.Parameter, padding_left=True,
+                tooltip="\n".join(why for _, why in unset) + " (it is not set here)",
             ))
     return out
