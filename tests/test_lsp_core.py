@@ -310,6 +310,11 @@ def test_inlay_hints_show_what_sglang_picks_for_unset_flags(gpu, attention, chun
     hints = [h for h in inlay_hints(result, 0, len(text), "utf-16") if str(h.label).startswith("picks ")]
     assert [h.label for h in hints] == [f"picks --attention-backend {attention}, --chunked-prefill-size {chunk}"]
     assert (hints[0].position.line, hints[0].position.character) == (0, len("python -m sglang.launch_server"))
+    # hover on the program says the same
+    from sglang_lsp.lsp.features.hover import hover
+
+    shown = hover(result, 2, "utf-16").contents.value
+    assert f"sglang picks at start-up: `--attention-backend` → `{attention}`, `--chunked-prefill-size` → `{chunk}`" in shown
     # set by the launch: nothing to pick; an unknown GPU: no guess
     chosen = text.replace("--tp-size 2", "--tp-size 2 --attention-backend triton --chunked-prefill-size 4096")
     result = check_document(Document(chosen, "/tmp/auto.sh", "shell"), Options(gpu=gpu))

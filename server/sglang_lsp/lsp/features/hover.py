@@ -188,6 +188,13 @@ def _launch_at(result: Result, offset: int) -> tuple[Any, list[str]] | None:
             lines.append(f"sglang: `{version}` — {origin}")
         elif version is not None:
             lines.append(f"sglang: `{version}` (the bundled catalog; the file does not say)")
+        parsed = next((p for i, p in server_invocations(result) if i is inv and p is not None), None)
+        if parsed is not None:
+            from ...kb_engine import auto_selected
+
+            picks = [f"`{c.flag}` → `{c.value}`" for c in auto_selected(parsed, inv, result)]
+            if picks:
+                lines.append("sglang picks at start-up: " + ", ".join(picks))
         return Span(first.start, last.end, first.path), lines
     return None
 
