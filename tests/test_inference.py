@@ -337,3 +337,32 @@ def test_gpu_label_wins_over_instance_type_whatever_the_order():
     got = _infer(_k8s("      nodeSelector:\n        node.kubernetes.io/instance-type: p5.48xlarge\n"
                       "        nvidia.com/gpu.product: NVIDIA-H200\n"))
     assert got["gpu"].value == "H200" and "gpu.product" in got["gpu"].origin.source
+
+
+def test_ome_runner_is_a_container_with_the_pod_fields_beside_it():
+    # OME inlines the pod spec in `engineConfig` and the container as `runner:`: the image tag,
+    # the GPU resource and the node affinity around it are read like a pod template's
+    text = """\
+apiVersion: ome.io/v1beta1
+kind: ClusterServingRuntime
+spec:
+  engineConfig:
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+            - matchExpressions:
+                - key: node.kubernetes.io/instance-type
+                  operator: In
+                  values: [BM.GPU.H200.8]
+    runner:
+      name: ome-container
+      image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
+      command: [python3, -m, sglang.launch_server, --tp-size, "2"]
+      resources:
+        limits:
+          nvidia.com/gpu: 2
+"""
+    found = _infer(text)
+    assert found["gpu"].value == "H200" and _at(text, found["gpu"]) == "BM.GPU.H200.8"
+    assert found["sglang_version"].value == "0.5.5.post3"

@@ -251,6 +251,9 @@ class Placement:
 
 
 _CONTAINER_KEYS = ("containers", "initContainers")
+# one container inlined next to the pod spec's fields: OME's `runner:` (engine/decoder/router, leader
+# and worker), Dynamo's `extraPodSpec.mainContainer:`
+_SINGLE_CONTAINER_KEYS = ("runner", "mainContainer")
 _PROBES = ("readinessProbe", "livenessProbe", "startupProbe")
 _VISIBLE = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 
@@ -409,14 +412,17 @@ class _YamlView:
         for i, key in enumerate(keys):
             if key in _CONTAINER_KEYS and i + 1 < len(chain):
                 return self._k8s(chain, i)
+            if key in _SINGLE_CONTAINER_KEYS and i + 1 < len(chain) and self._map(chain[i][1].child_by_field_name("value")):
+                return self._k8s(chain, i, single=True)
         if len(keys) >= 2 and keys[0] == "services":
             return self._compose(chain[1][1])
         return self._other(chain)
 
     # --- Kubernetes ------------------------------------------------------------------------
 
-    def _k8s(self, chain: list[tuple[str, Any]], i: int) -> Placement:
-        container = chain[i + 1][1].parent  # the item mapping of `containers:`
+    def _k8s(self, chain: list[tuple[str, Any]], i: int, single: bool = False) -> Placement:
+        # the item mapping of `containers:`, or the mapping of a single container key
+        container = self._map(chain[i][1].child_by_field_name("value")) if single else chain[i + 1][1].parent
         podspec = chain[i][1].parent
         out = Placement("kubernetes", container=container.start_byte)
         # (a template alone on its line, like `{{- include "volumes" . | nindent 6 }}`, may sit before the

@@ -198,5 +198,12 @@ def match_launch(words: list[Word]) -> LaunchMatch | None:
         if base in SHELLS and i + 2 < len(words):
             opt = words[i + 1].text
             if opt is not None and re.fullmatch(r"-[a-z]*c[a-z]*", opt):
-                return LaunchMatch("shell", i, i + 2)
+                # the script is the first operand: `bash -lc -- 'script'`, `sh -c -e 'script'`
+                k = i + 2
+                while k + 1 < len(words) and words[k].text is not None and (
+                        words[k].text == "--" or re.fullmatch(r"-[a-z]+", words[k].text)):
+                    k += 1
+                    if words[k - 1].text == "--":
+                        break
+                return LaunchMatch("shell", i, k)
     return None
