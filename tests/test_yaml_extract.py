@@ -544,3 +544,19 @@ def test_shell_options_between_dash_c_and_the_script(options):
 """))
     assert [argv(inv) for inv in found.invocations] == [["--tp-size", "2"]]
     assert src(doc, found.invocations[0].args[1].span) == "2"
+
+
+def test_format_fields_in_a_harness_command_string_are_unknown():
+    # a benchmark harness fills `{attention_backend}` and appends the model's arguments itself
+    doc, findings = check("""\
+        global:
+          server_cmd: python3 -m sglang.launch_server --attention-backend {attention_backend}
+        attention_backend: [fa3, flashinfer]
+        """)
+    assert findings == []
+    # a real value next to a field is still checked; `${VAR}` stays a shell expansion
+    doc, findings = check("""\
+        server_cmd: python3 -m sglang.launch_server --model-path ${MODEL} --attention-backend fa9 --tp {tp}
+        """)
+    assert codes(findings) == ["SGL002", "SGL007"]
+    assert at(doc, findings[0]) == "fa9"

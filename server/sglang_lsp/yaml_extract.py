@@ -71,6 +71,9 @@ _GENERIC_KEYS = {"config", "device", "dtype", "ep", "help", "host", "model", "nn
 # --- templates ----------------------------------------------------------------------------
 
 _TEMPLATE = re.compile(rb"\$?\{\{.*?\}\}", re.S)
+# a `str.format` field in a command string of a harness config (`{attention_backend}`); not `${VAR}`,
+# not `{{ … }}`, not a shell brace expansion (`{a,b}`, `{1..3}`)
+_FORMAT_FIELD = re.compile(r"(?<![{$\\])\{[A-Za-z_][A-Za-z0-9_]*\}(?!\})")
 
 # --- Kubernetes ---------------------------------------------------------------------------
 
@@ -935,7 +938,21 @@ class _Extractor:
         env_text, env_words = self._inherited_env(node)
         before = len(self.scan.invocations)
         self._shell(word, sc, env_words, env_text)
+        self._format_placeholders(sc, self.scan.invocations[before:])
         return len(self.scan.invocations) > before
+
+    def _format_placeholders(self, sc: Scalar, found: list[Invocation]) -> None:
+        """A command string with ``{name}`` fields (``str.format`` / Jinja-less harness configs:
+        ``server_cmd: python3 -m sglang.launch_server --attention-backend {backend}``) is a
+        template of a command: each field is unknown, and the harness may add words to it."""
+        if not found:
+            return
+        for m in _FORMAT_FIELD.finditer(sc.text):
+            a, b = sc.spans[m.start()][0], sc.spans[m.end() - 1][1]
+            self._hole(a, b)
+            for inv in found:
+                if inv.span.start <= a:  # a field after the launch's start may add words to it
+                    inv.open = True
 
     def _inherited_env(self, node: ts.Node) -> tuple[dict[str, str | None], dict[str, Word | None]]:
         """``env``/``envs``/``environment``/``variables`` mappings of the enclosing mappings
