@@ -56,6 +56,8 @@ def _at(text: str, inferred) -> str:
     ("NVIDIA-A100-SXM4-80GB", "A100", True),
     ("NVIDIA-A100-SXM4-40GB", "A100", False),
     ("nvidia-h100-80gb", "H100", True),
+    ("nvidia-tesla-a100", "A100", False),  # GKE: the 40 GB card
+    ("nvidia-a100-80gb", "A100", True),  # GKE: the 80 GB card
     ("nvidia-h100-mega-80gb", "H100", True),
     ("nvidia-h200-141gb", "H200", True),
     ("nvidia-b200", "B200", True),

@@ -88,6 +88,9 @@ def gpu_from_label(value: str) -> GpuClass | None:
     token = m.group(1)
     if token == "H100" and "NVL" in up:
         return GpuClass("H100 NVL", _profiles("H100"), memory_known=False)
+    if token == "A100" and "TESLA" in up.split("-") and _SIZE.search(up[m.end():]) is None:
+        # GKE's `nvidia-tesla-a100` is the 40 GB card (the 80 GB one is `nvidia-a100-80gb`)
+        return GpuClass("A100 40GB", _profiles("A100"), memory_known=False)
     profile = gpu_profile(token)
     if profile is None:
         return None
