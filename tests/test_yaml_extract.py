@@ -560,3 +560,20 @@ def test_format_fields_in_a_harness_command_string_are_unknown():
         """)
     assert codes(findings) == ["SGL002", "SGL007"]
     assert at(doc, findings[0]) == "fa9"
+
+
+def test_bare_launcher_in_a_one_line_value_is_a_command_prefix():
+    # benchmark harnesses keep the launcher apart from the flags they add to it
+    doc, findings = check("""\
+        frameworks:
+          sglang:
+            server_command: python -m sglang.launch_server
+            base_server_flags: {tp_size: 8, model_path: deepseek-ai/DeepSeek-V3}
+        """)
+    assert findings == []
+    # a script that runs the launcher alone still misses its model
+    doc, findings = check("""\
+        run: |
+          python -m sglang.launch_server
+        """)
+    assert codes(findings) == ["SGL014"]

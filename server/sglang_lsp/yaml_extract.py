@@ -938,7 +938,14 @@ class _Extractor:
         env_text, env_words = self._inherited_env(node)
         before = len(self.scan.invocations)
         self._shell(word, sc, env_words, env_text)
-        self._format_placeholders(sc, self.scan.invocations[before:])
+        found = self.scan.invocations[before:]
+        self._format_placeholders(sc, found)
+        if sc.style in ("plain", "single", "double") and "\n" not in sc.text.strip():
+            for inv in found:
+                if not inv.args:
+                    # a bare launcher in a one-line value (`server_command: python -m
+                    # sglang.launch_server`): a command prefix the tool that reads it completes
+                    inv.open = True
         return len(self.scan.invocations) > before
 
     def _format_placeholders(self, sc: Scalar, found: list[Invocation]) -> None:
