@@ -363,3 +363,27 @@ wait
     # a prefill and a decode server, each rank 0 of its own group: not one group
     other = text.replace("--node-rank 1", "--node-rank 0")
     assert not _of(other, "s.sh", "SGL058")
+
+
+def test_docker_run_in_a_ci_step_is_read_like_a_script():
+    # a workflow step's `run:` that starts sglang in `docker run`: the run's GPUs, /dev/shm and
+    # published ports count as they do in a shell script, with ranges in the YAML file
+    text = """\
+jobs:
+  serve:
+    steps:
+      - run: |
+          docker run -d --gpus '"device=0"' -p 30000:30000 \\
+            lmsysorg/sglang:v0.5.9-cu129 \\
+            python3 -m sglang.launch_server --model-path m --tp-size 2
+"""
+    gpus = _of(text, "ci.yml", "SGL050")
+    assert len(gpus) == 1 and _at(text, gpus[0].related[0][0]) == "device=0"
+    shm = _of(text, "ci.yml", "SGL056")
+    assert len(shm) == 1 and "`docker run` gets neither `--ipc=host` nor `--shm-size`" in shm[0].message
+    loopback = _of(text, "ci.yml", "SGL055")
+    assert len(loopback) == 1 and _at(text, loopback[0].span) == "python3 -m sglang.launch_server"
+    # without `docker run` the step runs on the runner itself: none of them
+    plain = text.replace("docker run -d --gpus '\"device=0\"' -p 30000:30000 \\\n            lmsysorg/sglang:v0.5.9-cu129 \\\n            ", "")
+    assert "docker" not in plain
+    assert not [f for f in check(plain, "ci.yml") if f.code in ("SGL050", "SGL055", "SGL056")]

@@ -368,3 +368,20 @@ spec:
     found = _infer(text)
     assert found["gpu"].value == "H200" and _at(text, found["gpu"]) == "BM.GPU.H200.8"
     assert found["sglang_version"].value == "0.5.5.post3"
+
+
+def test_docker_run_in_a_ci_step_gives_the_release():
+    # a GitHub Actions step that runs sglang from a tagged image is checked against that release
+    text = """\
+jobs:
+  serve:
+    runs-on: gpu
+    steps:
+      - run: |
+          docker run --gpus all --ipc=host lmsysorg/sglang:v0.4.5-cu125 \\
+            python3 -m sglang.launch_server --model-path m --enable-ep-moe --ep-size 2 --tp-size 2
+"""
+    found = _infer(text, "ci.yml")
+    assert found["sglang_version"].value == "0.4.5"
+    assert _at(text, found["sglang_version"]) == "lmsysorg/sglang:v0.4.5-cu125"
+    assert "SGL031" not in [f.code for f in check(text, "ci.yml")]  # the flag exists in 0.4.5

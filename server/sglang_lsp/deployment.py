@@ -19,6 +19,7 @@ not say leaves the fact unknown.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import logging
 import re
@@ -419,7 +420,7 @@ class _YamlView:
                 return self._k8s(chain, i, single=True)
         if len(keys) >= 2 and keys[0] == "services":
             return self._compose(chain[1][1])
-        return self._other(chain)
+        return self._other(chain, pos)
 
     # --- Kubernetes ------------------------------------------------------------------------
 
@@ -626,8 +627,12 @@ class _YamlView:
                                             df["device_ids"][1])
                 out.visible_name = "device_ids"
 
-    def _other(self, chain: list[tuple[str, Any]]) -> Placement:
-        """Shell in other YAML (SkyPilot, dstack, CI): the nearest `image`/`image_id` around it."""
+    def _other(self, chain: list[tuple[str, Any]], pos: int) -> Placement:
+        """Shell in other YAML (SkyPilot, dstack, CI): the nearest `image`/`image_id` around it,
+        or the `docker run` the script starts the launch with (its image, ports, GPUs, /dev/shm)."""
+        docker = self._docker_run(pos)
+        if docker is not None:
+            return docker
         out = Placement("yaml")
         for _, pair in reversed(chain):
             mapping = pair.parent
@@ -639,6 +644,61 @@ class _YamlView:
                         shift = len(val.text) - len(text)
                         out.image = Value(text, Span(val.span.start + shift, val.span.end), ks)
         return out
+
+
+    def _docker_run(self, pos: int) -> Placement | None:
+        """The placement of a launch that a script in a YAML string (a CI step's `run:`) starts
+        with `docker run … IMAGE python -m sglang…`, read like a shell script's, with every range
+        mapped back to the YAML file; ``None`` when the launch is not in a `docker run`."""
+        node = self.ex.tree.root_node.descendant_for_byte_range(pos, pos + 1)
+        while node is not None and node.type not in ("block_scalar", "plain_scalar", "double_quote_scalar",
+                                                     "single_quote_scalar"):
+            node = node.parent
+        sc = self.ex._scalar(node) if node is not None else None
+        if sc is None or not sc.spans or not re.search(r"\b(?:docker|podman)\b", sc.text):
+            return None
+        starts = [a for a, _ in sc.spans]
+        k = bisect.bisect_left(starts, pos)
+        if k >= len(starts) or starts[k] != pos:
+            return None
+        encoded = [len(ch.encode("utf-8", "surrogateescape")) for ch in sc.text]
+        offsets = [0]
+        for n in encoded:
+            offsets.append(offsets[-1] + n)
+        first = _FakeWord(Span(offsets[k], offsets[k] + 1))
+        got = _shell_view(None, sc.text).placement(_FakeLaunch([first]))  # type: ignore[arg-type]
+        if not got.containerized:
+            return None
+
+        def back(span: Span | None) -> Span | None:
+            if span is None:
+                return None
+            a, b = bisect.bisect_right(offsets, span.start) - 1, bisect.bisect_left(offsets, span.end)
+            if not 0 <= a < b <= len(sc.spans):
+                return None
+            return Span(sc.spans[a][0], sc.spans[b - 1][1])
+
+        def value(v: Value | None) -> Value | None:
+            span = back(v.span) if v is not None else None
+            return Value(v.text, span) if v is not None and span is not None else None
+
+        out = Placement("yaml", containerized=True, shm=got.shm, published=back(got.published))
+        out.image = value(got.image)
+        out.gpu_limits = out.gpu_values = [(name, v2) for name, v in got.gpu_limits if (v2 := value(v)) is not None]
+        return out
+
+
+@dataclass
+class _FakeWord:
+    span: Span
+
+
+@dataclass
+class _FakeLaunch:
+    """The little of an :class:`Invocation` that :meth:`_ShellView.placement` reads."""
+
+    program: list[_FakeWord]
+    env: dict = field(default_factory=dict)
 
 
 _REF = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<op>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))")
