@@ -387,3 +387,21 @@ jobs:
     plain = text.replace("docker run -d --gpus '\"device=0\"' -p 30000:30000 \\\n            lmsysorg/sglang:v0.5.9-cu129 \\\n            ", "")
     assert "docker" not in plain
     assert not [f for f in check(plain, "ci.yml") if f.code in ("SGL050", "SGL055", "SGL056")]
+
+
+def test_dynamo_main_container_gets_its_shared_memory_from_the_operator():
+    text = """\
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+spec:
+  services:
+    Worker:
+      extraPodSpec:
+        mainContainer:
+          image: lmsysorg/sglang:v0.5.9-cu129
+          command: [python3, -m, sglang.launch_server, --model-path, m, --tp-size, "2"]
+"""
+    assert _of(text, "graph.yaml", "SGL056") == []
+    # the same container in a plain pod template has Docker's 64 MiB
+    pod = _k8s('"--model-path", "m", "--tp-size", "2", "--host", "0.0.0.0"')
+    assert len(_of(pod, "deploy.yaml", "SGL056")) == 1

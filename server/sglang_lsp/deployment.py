@@ -463,6 +463,8 @@ class _YamlView:
                 if p is not None:
                     out.probes.append(p)
         out.shm = None if out.templated and not self._k8s_shm(podspec, cf) else self._k8s_shm(podspec, cf)
+        if single and chain[i][0] == "mainContainer" and not out.shm:
+            out.shm = None  # the Dynamo operator mounts a memory-backed /dev/shm of its own (`sharedMemory`)
         pod = {k: (v, ks) for k, v, ks in self._pairs(podspec)}
         if "nodeSelector" in pod:
             for k, v, ks in self._pairs(self._map(pod["nodeSelector"][0])):
