@@ -405,3 +405,28 @@ spec:
     # the same container in a plain pod template has Docker's 64 MiB
     pod = _k8s('"--model-path", "m", "--tp-size", "2", "--host", "0.0.0.0"')
     assert len(_of(pod, "deploy.yaml", "SGL056")) == 1
+
+
+def test_task_gpu_requests_count_and_vendor():
+    sky = """\
+resources:
+  accelerators: H100:4
+run: |
+  python -m sglang.launch_server --model-path m --tp-size 8 --host 0.0.0.0
+"""
+    found = _of(sky, "task.yaml", "SGL050")
+    assert len(found) == 1 and "`resources.accelerators` gives it 4" in found[0].message
+    assert _at(sky, found[0].related[0][0]) == "4"
+    assert _of(sky.replace("H100:4", "H100:8"), "task.yaml", "SGL050") == []
+    assert _of(sky.replace("H100:4", "{H100: 4, H200: 8}"), "task.yaml", "SGL050") == []  # any of: no count
+    dstack = """\
+type: service
+image: lmsysorg/sglang:v0.5.9-rocm700-mi30x
+commands:
+  - python3 -m sglang.launch_server --model-path m
+resources:
+  gpu: H100:80GB:1
+"""
+    vendor = _of(dstack, "serve.dstack.yml", "SGL061")
+    assert len(vendor) == 1 and _at(dstack, vendor[0].related[0][0]) == "H100"
+    assert _of(dstack.replace("H100:80GB:1", "MI300x"), "serve.dstack.yml", "SGL061") == []

@@ -385,3 +385,23 @@ jobs:
     assert found["sglang_version"].value == "0.4.5"
     assert _at(text, found["sglang_version"]) == "lmsysorg/sglang:v0.4.5-cu125"
     assert "SGL031" not in [f.code for f in check(text, "ci.yml")]  # the flag exists in 0.4.5
+
+
+@pytest.mark.parametrize("resources, gpu, shown", [
+    ("accelerators: H100:8", "H100", "H100"),  # SkyPilot
+    ("gpus: H200", "H200", "H200"),  # SkyPilot's newer key
+    ("accelerators: {H100: 8, H200: 8}", None, "H100"),  # any of them: a class of both
+    ("accelerators: {L4: 1, A100-80GB: 1}", None, None),  # L4 has no profile: nothing
+    ("gpu: MI300x", "MI300X", "MI300x"),  # dstack
+    ("gpu: A100:40GB:2", None, "A100"),  # dstack with a memory size that is not the profile's
+    ("gpu: 24GB", None, None),  # a memory size alone names no GPU
+])
+def test_task_gpu_requests(resources, gpu, shown):
+    text = f"resources:\n  {resources}\nrun: |\n  python -m sglang.launch_server --model-path m\n"
+    found = _infer(text, "task.yaml")
+    if shown is None:
+        assert "gpu" not in found and "gpu_class" not in found
+        return
+    got = found.get("gpu") or found["gpu_class"]
+    assert (found["gpu"].value if "gpu" in found else None) == gpu
+    assert _at(text, got) == shown

@@ -150,6 +150,11 @@ GPU_LABELS = {
     "node.kubernetes.io/instance-type": gpu_from_instance_type,
     "beta.kubernetes.io/instance-type": gpu_from_instance_type,
     "amd.com/gpu.product-name": gpu_from_label,  # AMD GPU operator's node labeller
+    # a task's GPU request (`_YamlView._task_gpus`): SkyPilot `resources.accelerators` / `gpus`,
+    # dstack `resources.gpu`
+    "resources.accelerators": gpu_from_label,
+    "resources.gpus": gpu_from_label,
+    "resources.gpu": gpu_from_label,
 }
 
 _IMAGE = re.compile(r"^(?P<repo>(?:[\w.-]+(?::\d+)?/)*[\w.-]*sglang[\w.-]*)(?::(?P<tag>[\w.-]+))?"
@@ -636,6 +641,7 @@ class _YamlView:
         if docker is not None:
             return docker
         out = Placement("yaml")
+        self._task_gpus(chain, out)
         for _, pair in reversed(chain):
             mapping = pair.parent
             for k, v, ks in self._pairs(mapping):
@@ -647,6 +653,47 @@ class _YamlView:
                         out.image = Value(text, Span(val.span.start + shift, val.span.end), ks)
         return out
 
+
+    def _task_gpus(self, chain: list[tuple[str, Any]], out: Placement) -> None:
+        """The GPUs a SkyPilot task (`resources.accelerators: H100:8`, `{L4: 1, A10G: 1}` for any
+        of them, `gpus:`) or a dstack run (`resources.gpu: H100:8`, `A100:40GB:2`, `MI300x`)
+        asks for: the model as a label the inference reads, and a single request's count as the
+        GPUs of each node. A memory size alone (`24GB`) or a range (`1..8`) names no GPU or count."""
+        if not chain:
+            return
+        top = {k: v for k, v, _ in self._pairs(chain[0][1].parent)}
+        res = {k: (v, ks) for k, v, ks in self._pairs(self._map(top.get("resources")))}
+        key = next((k for k in ("accelerators", "gpus", "gpu") if k in res), None)
+        if key is None:
+            return
+        node = res[key][0]
+        names: list[Value] = []
+        choices = self._map(node)
+        if choices is not None:  # SkyPilot: any one of these
+            names = [Value(k, ks) for k, _, ks in self._pairs(choices)]
+            count = None
+        else:
+            items = self._seq(node) or [node]
+            written = [self._value(i) for i in items]
+            if not written or any(v is None for v in written):
+                return
+            count = None
+            for v in written:
+                parts = [p.strip() for p in v.text.split(":")]
+                memory = next((p for p in parts[1:] if re.fullmatch(r"\d+\s*GB", p, re.IGNORECASE)), None)
+                pos = v.span.start
+                for name in parts[0].split(","):
+                    if not name:
+                        return
+                    text = f"{name}:{memory}" if memory else name
+                    start = pos + len(parts[0][: parts[0].index(name)].encode())
+                    names.append(Value(text, Span(start, start + len(name.encode()))))
+                if len(written) == 1 and len(parts) > 1 and parts[-1].isdigit():
+                    count = Value(parts[-1], Span(v.span.end - len(parts[-1].encode()), v.span.end), res[key][1])
+        if names:
+            out.labels.append((f"resources.{key}", names, "task"))
+        if count is not None:
+            out.gpu_limits = out.gpu_values = [(f"resources.{key}", count)]
 
     def _docker_run(self, pos: int) -> Placement | None:
         """The placement of a launch that a script in a YAML string (a CI step's `run:`) starts
