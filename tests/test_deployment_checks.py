@@ -430,3 +430,49 @@ resources:
     vendor = _of(dstack, "serve.dstack.yml", "SGL061")
     assert len(vendor) == 1 and _at(dstack, vendor[0].related[0][0]) == "H100"
     assert _of(dstack.replace("H100:80GB:1", "MI300x"), "serve.dstack.yml", "SGL061") == []
+
+
+def test_an_unknown_list_item_in_a_value_slot_keeps_the_gpu_checks():
+    # `$(MODEL_PATH)` is one argv word whatever the kubelet puts there: the value of
+    # `--model-path`, not more flags, so the launch's GPU count is still known
+    text = _k8s('"--model-path", "$(MODEL_PATH)", "--tp-size", "2", "--host", "0.0.0.0"',
+                "          env:\n            - name: MODEL_PATH\n              valueFrom: {configMapKeyRef: {name: m, key: p}}\n"
+                "          resources:\n            limits: {nvidia.com/gpu: 4}\n")
+    idle = _of(text, "deploy.yaml", "SGL051")
+    assert len(idle) == 1 and "uses 2" in idle[0].message
+    # an unquoted `$MODEL` in a shell script may split into several words (flags among them): quiet
+    script = _k8s('"sh", "-c", "python3 -m sglang.launch_server --model-path $MODEL --tp-size 2 --host 0.0.0.0"',
+                  "          resources:\n            limits: {nvidia.com/gpu: 4}\n").replace('args: ["--model-path", "m", ', "args: [")
+    assert _of(script, "deploy.yaml", "SGL051") == []
+
+
+def test_a_worker_template_node_declares_no_http_port():
+    # LeaderWorkerSet workers (`--node-rank $(LWS_WORKER_INDEX)`) start no HTTP server, so the
+    # port they declare is not compared with sglang's
+    text = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: s}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        containers:
+          - name: leader
+            command: [python3, -m, sglang.launch_server, --model-path, m, --tp-size, "2", --host, 0.0.0.0,
+                      --dist-init-addr, "$(LWS_LEADER_ADDRESS):20000", --nnodes, "$(LWS_GROUP_SIZE)",
+                      --node-rank, "$(LWS_WORKER_INDEX)"]
+            ports: [{containerPort: 30000}]
+    workerTemplate:
+      spec:
+        containers:
+          - name: worker
+            command: [python3, -m, sglang.launch_server, --model-path, m, --tp-size, "2",
+                      --dist-init-addr, "$(LWS_LEADER_ADDRESS):20000", --nnodes, "$(LWS_GROUP_SIZE)",
+                      --node-rank, "$(LWS_WORKER_INDEX)"]
+            ports: [{containerPort: 30001}]
+"""
+    assert _of(text, "lws.yaml", "SGL053") == []
+    # the leader is rank 0 and serves HTTP: its declared port is checked
+    assert len(_of(text.replace("containerPort: 30000", "containerPort: 8000"), "lws.yaml", "SGL053")) == 1

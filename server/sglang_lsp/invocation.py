@@ -62,6 +62,9 @@ class Word:
     known_prefix: str = ""  # literal start of an unknown word, e.g. "--tp=" for --tp=$TP
     origin: str = "shell"  # shell | array | variable | yaml | config
     config_key: str | None = None  # for words that come from a --config YAML key
+    # one argv word whatever its unknown part expands to (a Kubernetes / compose list item: the
+    # kubelet's `$(VAR)` and Compose's `${VAR}` never split a list item into several words)
+    whole: bool = False
 
     @property
     def known(self) -> bool:

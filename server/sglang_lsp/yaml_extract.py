@@ -426,11 +426,11 @@ class _Extractor:
         words: list[Word] = []
         for item, sc in items:
             if sc is None:
-                words.append(Word(None, Span(item.start_byte, item.end_byte), None, None, "", "yaml"))
+                words.append(Word(None, Span(item.start_byte, item.end_byte), None, None, "", "yaml", whole=True))
                 continue
             a, b = sc.content_span if sc.style != "plain" else sc.span
             t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=False)
-            words.append(Word(t.text, Span(a, b), list(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml"))
+            words.append(Word(t.text, Span(a, b), list(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
         match = match_launch(words)
         if match is None:
             return self._report(self._whole_command_items(words, "command"))
@@ -737,12 +737,12 @@ class _Extractor:
                 for item in self._items(target):
                     sc = self._scalar(item)
                     if sc is None:
-                        words.append(Word(None, Span(item.start_byte, item.end_byte), None, None, "", "yaml"))
+                        words.append(Word(None, Span(item.start_byte, item.end_byte), None, None, "", "yaml", whole=True))
                         scalars.append(None)
                         continue
                     a, b = sc.content_span if sc.style != "plain" else sc.span
                     t = self._interpolate(_Text(sc.text, sc.spans))
-                    words.append(Word(t.text, Span(a, b), list(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml"))
+                    words.append(Word(t.text, Span(a, b), list(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
                     scalars.append(sc)
             else:
                 sc = self._scalar(target)
@@ -1095,7 +1095,7 @@ class _Extractor:
         prefix = w.text[:k] if w.char_spans else ""
         if inv is not None and any(self._overlaps_template(s, e) for s, e in spans) and not prefix.startswith("-"):
             inv.open = True  # a template may stand for any number of words
-        return Word(None, w.span, None, w.quote, prefix, w.origin, w.config_key)
+        return Word(None, w.span, None, w.quote, prefix, w.origin, w.config_key, w.whole)
 
     def _folded_backslashes(self) -> None:
         """SGL024: a `\\` at a line end that does not continue the line. In a YAML string whose
