@@ -476,3 +476,30 @@ spec:
     assert _of(text, "lws.yaml", "SGL053") == []
     # the leader is rank 0 and serves HTTP: its declared port is checked
     assert len(_of(text.replace("containerPort: 30000", "containerPort: 8000"), "lws.yaml", "SGL053")) == 1
+
+
+def test_lws_group_size_is_the_leader_worker_set_size():
+    # the LWS controller sets LWS_GROUP_SIZE to `size`: `--nnodes $(LWS_GROUP_SIZE)` is known,
+    # so the GPUs of each node are counted
+    text = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: s}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers:
+          - name: node
+            command: [python3, -m, sglang.launch_server, --model-path, m, --tp-size, "16", --host, 0.0.0.0,
+                      --dist-init-addr, "$(LWS_LEADER_ADDRESS):20000", --nnodes, "$(LWS_GROUP_SIZE)",
+                      --node-rank, "$(LWS_WORKER_INDEX)"]
+            resources:
+              limits: {nvidia.com/gpu: 4}
+"""
+    short = _of(text, "lws.yaml", "SGL050")
+    assert len(short) == 1 and "over 2 nodes" in short[0].message
+    assert _of(text.replace("gpu: 4", "gpu: 8"), "lws.yaml", "SGL050") == []
+    # a size the file does not tell keeps --nnodes unknown
+    assert _of(text.replace("size: 2", "size: {{ .Values.size }}"), "lws.yaml", "SGL050") == []

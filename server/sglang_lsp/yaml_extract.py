@@ -393,6 +393,7 @@ class _Extractor:
         if cmd_node is None and args_node is None:
             return False
         kind = self._kind_of(node)
+        injected = self._lws_injected(node) if kind == "LeaderWorkerSet" else None
         env_from = self._resolve(fields.get("envFrom"))
         env_from_open = env_from is not None and bool(self._items(env_from) if "sequence" in env_from.type else True)
         env, env_open, env_problems = self._k8s_env(fields.get("env"), env_from_open or
@@ -429,7 +430,7 @@ class _Extractor:
                 words.append(Word(None, Span(item.start_byte, item.end_byte), None, None, "", "yaml", whole=True))
                 continue
             a, b = sc.content_span if sc.style != "plain" else sc.span
-            t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=False)
+            t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=False, injected=injected)
             words.append(Word(t.text, Span(a, b), list(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
         match = match_launch(words)
         if match is None:
@@ -448,7 +449,7 @@ class _Extractor:
                 return self._report(problems)
             # `$(VAR)` was expanded above with list-word rules; a script wants shell-aware reporting
             refs = [r for r in refs if not (item.start_byte <= r[1].start < item.end_byte)]
-            t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=True)
+            t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=True, injected=injected)
             script = Word(t.text, script.span, list(t.spans), script.quote, "", "yaml")
             self._shell(script, sc, env_words, env_text)
         else:
@@ -504,6 +505,22 @@ class _Extractor:
                 "item per word, or run it with `sh -c`", w.sub_span(lead, lead + len(first)),
             ))
         return out
+
+    def _lws_injected(self, node: ts.Node) -> dict[str, str] | None:
+        """``LWS_GROUP_SIZE`` of the LeaderWorkerSet around a container: the ``size`` of its
+        ``leaderWorkerTemplate`` when the file writes it as a number (the LWS controller sets the
+        variable to it; ``LWS_LEADER_ADDRESS`` and ``LWS_WORKER_INDEX`` stay unknown)."""
+        n = node.parent
+        while n is not None:
+            if n.type == "block_mapping_pair" and self._key(n) == "leaderWorkerTemplate":
+                mapping = self._resolve(n.child_by_field_name("value"))
+                size = self._fields(mapping).get("size") if mapping is not None else None
+                sc = self._scalar(size) if size is not None else None
+                if sc is None or sc.style != "plain" or not sc.text.isdigit() or self._in_hole(sc.spans) is not None:
+                    return None
+                return {"LWS_GROUP_SIZE": sc.text}
+            n = n.parent
+        return None
 
     def _report(self, findings: list[Finding]) -> bool:
         self.scan.findings += findings
@@ -575,9 +592,11 @@ class _Extractor:
         return env, open_, problems
 
     def _k8s_expand(self, t: _Text, env: dict[str, _Text | None], env_open: bool, kind: str | None,
-                    refs: list[tuple[str, Span, bool]], shell: bool) -> _Text:
+                    refs: list[tuple[str, Span, bool]], shell: bool, injected: dict[str, str] | None = None) -> _Text:
         """The kubelet's ``$(VAR)`` expansion of one command/args string (``$$`` → ``$``; an
-        unknown or undefined reference is kept literally and its range marked unknown)."""
+        unknown or undefined reference is kept literally and its range marked unknown).
+        ``injected``: variables the controller sets to a value the file says (a LeaderWorkerSet's
+        ``LWS_GROUP_SIZE``), each character placed on the reference."""
         text, spans = t.text, t.spans
         if "$" not in text:
             return t
@@ -606,7 +625,10 @@ class _Extractor:
             name = text[i + 2 : close]
             ref_span = Span(spans[i][0], spans[close][1])
             value = env.get(name, ...)
-            if value is not ... and value is not None:
+            if value is ... and injected and name in injected:
+                out.append(injected[name])
+                out_spans.extend([(ref_span.start, ref_span.end)] * len(injected[name]))
+            elif value is not ... and value is not None:
                 out.append(value.text)
                 out_spans.extend(value.spans)
             else:
