@@ -421,7 +421,8 @@ class _YamlView:
         for i, key in enumerate(keys):
             if key in _CONTAINER_KEYS and i + 1 < len(chain):
                 return self._k8s(chain, i)
-            if key in _SINGLE_CONTAINER_KEYS and i + 1 < len(chain) and self._map(chain[i][1].child_by_field_name("value")):
+            if key in _SINGLE_CONTAINER_KEYS and i + 1 < len(chain) and \
+                    self._map(chain[i][1].child_by_field_name("value")) is not None:
                 return self._k8s(chain, i, single=True)
         if len(keys) >= 2 and keys[0] == "services":
             return self._compose(chain[1][1])

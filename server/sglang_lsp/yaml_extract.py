@@ -7,9 +7,10 @@ What is understood:
   ``initContainers`` / ``ephemeralContainers`` list or a ``container:`` key, anywhere (pod
   templates of any workload, LeaderWorkerSet leader and worker templates, ``kind: List`` items,
   custom resources), and the single container of an OME serving runtime (``runner:``) or a
-  Dynamo graph service (``extraPodSpec.mainContainer:``). ``command`` + ``args`` form the argv; ``$(VAR)`` is expanded from the
-  container's ``env`` like the kubelet does (``$$`` escapes; a ``valueFrom`` variable is unknown;
-  an undefined one is kept literally and reported as SGL023). ``sh -c`` / ``bash -c`` scripts are
+  Dynamo graph service (``extraPodSpec.mainContainer:``). ``command`` + ``args`` form the argv;
+  ``$(VAR)`` is expanded from the container's ``env`` like the kubelet does (``$$`` escapes; a
+  ``valueFrom`` variable is unknown; a LeaderWorkerSet's ``LWS_GROUP_SIZE`` is its ``size``; an
+  undefined one is kept literally and reported as SGL023). ``sh -c`` / ``bash -c`` scripts are
   parsed as shell, with positions mapped back through the YAML scalar.
 * **docker-compose** ``services.*.command`` / ``entrypoint``: a list, or a string split the way
   Compose splits it (go-shellwords: quotes and backslashes, no shell); ``$VAR`` / ``${VAR}``
@@ -56,9 +57,8 @@ CharSpans = list[tuple[int, int]]
 _MENTIONS_SGLANG = b"sglang"
 _LAUNCH_TEXT = re.compile(r"sglang(?:\.launch_server|_router|[ \t\n]+serve\b)")
 _LAUNCH_BYTES = re.compile(rb"sglang(?:\.launch_server|_router|[\"',\s-]+serve\b)")
-_CONTAINERS_KEY = re.compile(rb"^[ \t]*(?:- )*[\"']?(containers|initContainers|ephemeralContainers|container|runner|mainContainer)"
-                             rb"[\"']?[ \t]*:",
-                             re.M)
+_CONTAINERS_KEY = re.compile(rb"^[ \t]*(?:- )*[\"']?(containers|initContainers|ephemeralContainers|container|runner"
+                             rb"|mainContainer)[\"']?[ \t]*:", re.M)
 _KIND_KEY = re.compile(rb"^[ \t]*(?:- )*[\"']?kind[\"']?[ \t]*:[ \t]*[\"']?([A-Za-z][A-Za-z0-9]*)", re.M)
 _SERVICES_KEY = re.compile(rb"^[\"']?(services)[\"']?[ \t]*:", re.M)
 _SCALARS = ("block_scalar", "plain_scalar", "double_quote_scalar", "single_quote_scalar")
