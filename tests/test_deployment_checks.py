@@ -363,3 +363,143 @@ wait
     # a prefill and a decode server, each rank 0 of its own group: not one group
     other = text.replace("--node-rank 1", "--node-rank 0")
     assert not _of(other, "s.sh", "SGL058")
+
+
+def test_docker_run_in_a_ci_step_is_read_like_a_script():
+    # a workflow step's `run:` that starts sglang in `docker run`: the run's GPUs, /dev/shm and
+    # published ports count as they do in a shell script, with ranges in the YAML file
+    text = """\
+jobs:
+  serve:
+    steps:
+      - run: |
+          docker run -d --gpus '"device=0"' -p 30000:30000 \\
+            lmsysorg/sglang:v0.5.9-cu129 \\
+            python3 -m sglang.launch_server --model-path m --tp-size 2
+"""
+    gpus = _of(text, "ci.yml", "SGL050")
+    assert len(gpus) == 1 and _at(text, gpus[0].related[0][0]) == "device=0"
+    shm = _of(text, "ci.yml", "SGL056")
+    assert len(shm) == 1 and "`docker run` gets neither `--ipc=host` nor `--shm-size`" in shm[0].message
+    loopback = _of(text, "ci.yml", "SGL055")
+    assert len(loopback) == 1 and _at(text, loopback[0].span) == "python3 -m sglang.launch_server"
+    # without `docker run` the step runs on the runner itself: none of them
+    plain = text.replace("docker run -d --gpus '\"device=0\"' -p 30000:30000 \\\n            lmsysorg/sglang:v0.5.9-cu129 \\\n            ", "")
+    assert "docker" not in plain
+    assert not [f for f in check(plain, "ci.yml") if f.code in ("SGL050", "SGL055", "SGL056")]
+
+
+def test_dynamo_main_container_gets_its_shared_memory_from_the_operator():
+    text = """\
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+spec:
+  services:
+    Worker:
+      extraPodSpec:
+        mainContainer:
+          image: lmsysorg/sglang:v0.5.9-cu129
+          command: [python3, -m, sglang.launch_server, --model-path, m, --tp-size, "2"]
+"""
+    assert _of(text, "graph.yaml", "SGL056") == []
+    # the same container in a plain pod template has Docker's 64 MiB
+    pod = _k8s('"--model-path", "m", "--tp-size", "2", "--host", "0.0.0.0"')
+    assert len(_of(pod, "deploy.yaml", "SGL056")) == 1
+
+
+def test_task_gpu_requests_count_and_vendor():
+    sky = """\
+resources:
+  accelerators: H100:4
+run: |
+  python -m sglang.launch_server --model-path m --tp-size 8 --host 0.0.0.0
+"""
+    found = _of(sky, "task.yaml", "SGL050")
+    assert len(found) == 1 and "`resources.accelerators` gives it 4" in found[0].message
+    assert _at(sky, found[0].related[0][0]) == "4"
+    assert _of(sky.replace("H100:4", "H100:8"), "task.yaml", "SGL050") == []
+    assert _of(sky.replace("H100:4", "{H100: 4, H200: 8}"), "task.yaml", "SGL050") == []  # any of: no count
+    dstack = """\
+type: service
+image: lmsysorg/sglang:v0.5.9-rocm700-mi30x
+commands:
+  - python3 -m sglang.launch_server --model-path m
+resources:
+  gpu: H100:80GB:1
+"""
+    vendor = _of(dstack, "serve.dstack.yml", "SGL061")
+    assert len(vendor) == 1 and _at(dstack, vendor[0].related[0][0]) == "H100"
+    assert _of(dstack.replace("H100:80GB:1", "MI300x"), "serve.dstack.yml", "SGL061") == []
+
+
+def test_an_unknown_list_item_in_a_value_slot_keeps_the_gpu_checks():
+    # `$(MODEL_PATH)` is one argv word whatever the kubelet puts there: the value of
+    # `--model-path`, not more flags, so the launch's GPU count is still known
+    text = _k8s('"--model-path", "$(MODEL_PATH)", "--tp-size", "2", "--host", "0.0.0.0"',
+                "          env:\n            - name: MODEL_PATH\n              valueFrom: {configMapKeyRef: {name: m, key: p}}\n"
+                "          resources:\n            limits: {nvidia.com/gpu: 4}\n")
+    idle = _of(text, "deploy.yaml", "SGL051")
+    assert len(idle) == 1 and "uses 2" in idle[0].message
+    # an unquoted `$MODEL` in a shell script may split into several words (flags among them): quiet
+    script = _k8s('"sh", "-c", "python3 -m sglang.launch_server --model-path $MODEL --tp-size 2 --host 0.0.0.0"',
+                  "          resources:\n            limits: {nvidia.com/gpu: 4}\n").replace('args: ["--model-path", "m", ', "args: [")
+    assert _of(script, "deploy.yaml", "SGL051") == []
+
+
+def test_a_worker_template_node_declares_no_http_port():
+    # LeaderWorkerSet workers (`--node-rank $(LWS_WORKER_INDEX)`) start no HTTP server, so the
+    # port they declare is not compared with sglang's
+    text = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: s}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        containers:
+          - name: leader
+            command: [python3, -m, sglang.launch_server, --model-path, m, --tp-size, "2", --host, 0.0.0.0,
+                      --dist-init-addr, "$(LWS_LEADER_ADDRESS):20000", --nnodes, "$(LWS_GROUP_SIZE)",
+                      --node-rank, "$(LWS_WORKER_INDEX)"]
+            ports: [{containerPort: 30000}]
+    workerTemplate:
+      spec:
+        containers:
+          - name: worker
+            command: [python3, -m, sglang.launch_server, --model-path, m, --tp-size, "2",
+                      --dist-init-addr, "$(LWS_LEADER_ADDRESS):20000", --nnodes, "$(LWS_GROUP_SIZE)",
+                      --node-rank, "$(LWS_WORKER_INDEX)"]
+            ports: [{containerPort: 30001}]
+"""
+    assert _of(text, "lws.yaml", "SGL053") == []
+    # the leader is rank 0 and serves HTTP: its declared port is checked
+    assert len(_of(text.replace("containerPort: 30000", "containerPort: 8000"), "lws.yaml", "SGL053")) == 1
+
+
+def test_lws_group_size_is_the_leader_worker_set_size():
+    # the LWS controller sets LWS_GROUP_SIZE to `size`: `--nnodes $(LWS_GROUP_SIZE)` is known,
+    # so the GPUs of each node are counted
+    text = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: s}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers:
+          - name: node
+            command: [python3, -m, sglang.launch_server, --model-path, m, --tp-size, "16", --host, 0.0.0.0,
+                      --dist-init-addr, "$(LWS_LEADER_ADDRESS):20000", --nnodes, "$(LWS_GROUP_SIZE)",
+                      --node-rank, "$(LWS_WORKER_INDEX)"]
+            resources:
+              limits: {nvidia.com/gpu: 4}
+"""
+    short = _of(text, "lws.yaml", "SGL050")
+    assert len(short) == 1 and "over 2 nodes" in short[0].message
+    assert _of(text.replace("gpu: 4", "gpu: 8"), "lws.yaml", "SGL050") == []
+    # a size the file does not tell keeps --nnodes unknown
+    assert _of(text.replace("size: 2", "size: {{ .Values.size }}"), "lws.yaml", "SGL050") == []

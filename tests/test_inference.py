@@ -56,6 +56,8 @@ def _at(text: str, inferred) -> str:
     ("NVIDIA-A100-SXM4-80GB", "A100", True),
     ("NVIDIA-A100-SXM4-40GB", "A100", False),
     ("nvidia-h100-80gb", "H100", True),
+    ("nvidia-tesla-a100", "A100", False),  # GKE: the 40 GB card
+    ("nvidia-a100-80gb", "A100", True),  # GKE: the 80 GB card
     ("nvidia-h100-mega-80gb", "H100", True),
     ("nvidia-h200-141gb", "H200", True),
     ("nvidia-b200", "B200", True),
@@ -337,3 +339,69 @@ def test_gpu_label_wins_over_instance_type_whatever_the_order():
     got = _infer(_k8s("      nodeSelector:\n        node.kubernetes.io/instance-type: p5.48xlarge\n"
                       "        nvidia.com/gpu.product: NVIDIA-H200\n"))
     assert got["gpu"].value == "H200" and "gpu.product" in got["gpu"].origin.source
+
+
+def test_ome_runner_is_a_container_with_the_pod_fields_beside_it():
+    # OME inlines the pod spec in `engineConfig` and the container as `runner:`: the image tag,
+    # the GPU resource and the node affinity around it are read like a pod template's
+    text = """\
+apiVersion: ome.io/v1beta1
+kind: ClusterServingRuntime
+spec:
+  engineConfig:
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+            - matchExpressions:
+                - key: node.kubernetes.io/instance-type
+                  operator: In
+                  values: [BM.GPU.H200.8]
+    runner:
+      name: ome-container
+      image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64
+      command: [python3, -m, sglang.launch_server, --tp-size, "2"]
+      resources:
+        limits:
+          nvidia.com/gpu: 2
+"""
+    found = _infer(text)
+    assert found["gpu"].value == "H200" and _at(text, found["gpu"]) == "BM.GPU.H200.8"
+    assert found["sglang_version"].value == "0.5.5.post3"
+
+
+def test_docker_run_in_a_ci_step_gives_the_release():
+    # a GitHub Actions step that runs sglang from a tagged image is checked against that release
+    text = """\
+jobs:
+  serve:
+    runs-on: gpu
+    steps:
+      - run: |
+          docker run --gpus all --ipc=host lmsysorg/sglang:v0.4.5-cu125 \\
+            python3 -m sglang.launch_server --model-path m --enable-ep-moe --ep-size 2 --tp-size 2
+"""
+    found = _infer(text, "ci.yml")
+    assert found["sglang_version"].value == "0.4.5"
+    assert _at(text, found["sglang_version"]) == "lmsysorg/sglang:v0.4.5-cu125"
+    assert "SGL031" not in [f.code for f in check(text, "ci.yml")]  # the flag exists in 0.4.5
+
+
+@pytest.mark.parametrize("resources, gpu, shown", [
+    ("accelerators: H100:8", "H100", "H100"),  # SkyPilot
+    ("gpus: H200", "H200", "H200"),  # SkyPilot's newer key
+    ("accelerators: {H100: 8, H200: 8}", None, "H100"),  # any of them: a class of both
+    ("accelerators: {L4: 1, A100-80GB: 1}", None, None),  # L4 has no profile: nothing
+    ("gpu: MI300x", "MI300X", "MI300x"),  # dstack
+    ("gpu: A100:40GB:2", None, "A100"),  # dstack with a memory size that is not the profile's
+    ("gpu: 24GB", None, None),  # a memory size alone names no GPU
+])
+def test_task_gpu_requests(resources, gpu, shown):
+    text = f"resources:\n  {resources}\nrun: |\n  python -m sglang.launch_server --model-path m\n"
+    found = _infer(text, "task.yaml")
+    if shown is None:
+        assert "gpu" not in found and "gpu_class" not in found
+        return
+    got = found.get("gpu") or found["gpu_class"]
+    assert (found["gpu"].value if "gpu" in found else None) == gpu
+    assert _at(text, got) == shown

@@ -503,3 +503,77 @@ def test_untitled_yaml_is_recognised_by_content():
     assert detect_language(None, "# settings\n---\nservices:\n  a: {}\n") == "yaml"
     assert detect_language(None, "model-path: m\ntp-size: 2\n") == "yaml"
     assert detect_language(None, "python -m sglang.launch_server --model-path m\n") == "shell"
+
+
+def test_single_container_keys_of_serving_crds():
+    # OME's ClusterServingRuntime inlines a container as `runner:`, Dynamo's graph services as
+    # `extraPodSpec.mainContainer:`; both were skipped, so their launches went unchecked
+    doc, found = scan("""\
+        apiVersion: ome.io/v1beta1
+        kind: ClusterServingRuntime
+        spec:
+          engineConfig:
+            runner:
+              name: ome-container
+              image: lmsysorg/sglang:v0.5.5
+              command: [python3, -m, sglang.launch_server, --tp-size, "2"]
+        ---
+        apiVersion: nvidia.com/v1alpha1
+        kind: DynamoGraphDeployment
+        spec:
+          services:
+            Worker:
+              extraPodSpec:
+                mainContainer:
+                  image: lmsysorg/sglang:latest
+                  args: [python3, -m, sglang.launch_server, --port, "8000"]
+        """)
+    assert [argv(inv) for inv in found.invocations] == [["--tp-size", "2"], ["--port", "8000"]]
+
+
+@pytest.mark.parametrize("options", ["--", "-e", "-e --"])
+def test_shell_options_between_dash_c_and_the_script(options):
+    # `bash -lc -- 'script'`: bash takes the first operand after its options as the script
+    cmd = ", ".join(f'"{o}"' for o in ["/bin/bash", "-lc", *options.split()])
+    doc, found = scan(POD.format(kind="Pod", body=f"""\
+  containers:
+    - name: s
+      command: [{cmd}]
+      args:
+        - python3 -m sglang.launch_server --tp-size 2
+"""))
+    assert [argv(inv) for inv in found.invocations] == [["--tp-size", "2"]]
+    assert src(doc, found.invocations[0].args[1].span) == "2"
+
+
+def test_format_fields_in_a_harness_command_string_are_unknown():
+    # a benchmark harness fills `{attention_backend}` and appends the model's arguments itself
+    doc, findings = check("""\
+        global:
+          server_cmd: python3 -m sglang.launch_server --attention-backend {attention_backend}
+        attention_backend: [fa3, flashinfer]
+        """)
+    assert findings == []
+    # a real value next to a field is still checked; `${VAR}` stays a shell expansion
+    doc, findings = check("""\
+        server_cmd: python3 -m sglang.launch_server --model-path ${MODEL} --attention-backend fa9 --tp {tp}
+        """)
+    assert codes(findings) == ["SGL002", "SGL007"]
+    assert at(doc, findings[0]) == "fa9"
+
+
+def test_bare_launcher_in_a_one_line_value_is_a_command_prefix():
+    # benchmark harnesses keep the launcher apart from the flags they add to it
+    doc, findings = check("""\
+        frameworks:
+          sglang:
+            server_command: python -m sglang.launch_server
+            base_server_flags: {tp_size: 8, model_path: deepseek-ai/DeepSeek-V3}
+        """)
+    assert findings == []
+    # a script that runs the launcher alone still misses its model
+    doc, findings = check("""\
+        run: |
+          python -m sglang.launch_server
+        """)
+    assert codes(findings) == ["SGL014"]

@@ -1,7 +1,9 @@
 ; Purpose: Kubernetes container specs wherever a document holds them: the items of a
 ;   `containers`, `initContainers` or `ephemeralContainers` list (the pod template of any
 ;   workload, LeaderWorkerSet leader and worker templates, `kind: List` items, custom resources)
-;   and single `container:` mappings (Argo Workflows, Tekton, Kubeflow …). The Python side reads
+;   and single `container:` mappings (Argo Workflows, Tekton, Kubeflow …), `runner:` (OME
+;   ClusterServingRuntime engine/decoder/router) and `mainContainer:` (Dynamo extraPodSpec), both
+;   a Kubernetes container inlined in a CRD. The Python side reads
 ;   `command`, `args`, `env` and `envFrom` from each.
 ; Captures:
 ;   @containers.key   the key that holds the container(s)
@@ -27,4 +29,4 @@
   key: (flow_node) @containers.key
   value: [(block_node (block_mapping) @container)
           (flow_node (flow_mapping) @container)]
-  (#match? @containers.key "^[\"']?container[\"']?$"))
+  (#match? @containers.key "^[\"']?(container|runner|mainContainer)[\"']?$"))

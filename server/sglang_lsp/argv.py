@@ -244,6 +244,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
     blind = False  # after an unknown word in flag position, stray values are not ours to judge
     owner_unknown = False  # values after an unknown option belong to it
     i = 0
+    whole_values: set[int] = set()  # unknown list items read as the single value of a flag
     n = len(classified)
     while i < n:
         c = classified[i]
@@ -351,6 +352,9 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             for f in following[:take]:
                 value_words.append(f.word)
                 value_spans.append(f.word.span)
+                if f.kind == "U" and f.word.whole and nargs not in ("?", "*", "+") \
+                        and not f.word.known_prefix.startswith("-"):
+                    whole_values.add(id(f))  # one word in a value slot: a value, not more flags
             j = i + 1 + take
             if opt.is_switch and following and following[0].kind == "A" and following[0].word.text is not None \
                     and following[0].word.text.lower() in ("true", "false", "1", "0", "yes", "no", "on", "off"):
@@ -400,7 +404,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
     values = _defaults(cat, values)
     findings = _one_per_token(findings)
 
-    any_unknown = open_argv or any(c.kind == "U" for c in classified)
+    any_unknown = open_argv or any(c.kind == "U" and id(c) not in whole_values for c in classified)
     if check_required and not any_unknown and anchor is not None:
         for opt in cat.required:
             if opt.dest not in explicit_dests:

@@ -19,6 +19,7 @@ not say leaves the fact unknown.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import logging
 import re
@@ -88,6 +89,9 @@ def gpu_from_label(value: str) -> GpuClass | None:
     token = m.group(1)
     if token == "H100" and "NVL" in up:
         return GpuClass("H100 NVL", _profiles("H100"), memory_known=False)
+    if token == "A100" and "TESLA" in up.split("-") and _SIZE.search(up[m.end():]) is None:
+        # GKE's `nvidia-tesla-a100` is the 40 GB card (the 80 GB one is `nvidia-a100-80gb`)
+        return GpuClass("A100 40GB", _profiles("A100"), memory_known=False)
     profile = gpu_profile(token)
     if profile is None:
         return None
@@ -146,6 +150,11 @@ GPU_LABELS = {
     "node.kubernetes.io/instance-type": gpu_from_instance_type,
     "beta.kubernetes.io/instance-type": gpu_from_instance_type,
     "amd.com/gpu.product-name": gpu_from_label,  # AMD GPU operator's node labeller
+    # a task's GPU request (`_YamlView._task_gpus`): SkyPilot `resources.accelerators` / `gpus`,
+    # dstack `resources.gpu`
+    "resources.accelerators": gpu_from_label,
+    "resources.gpus": gpu_from_label,
+    "resources.gpu": gpu_from_label,
 }
 
 _IMAGE = re.compile(r"^(?P<repo>(?:[\w.-]+(?::\d+)?/)*[\w.-]*sglang[\w.-]*)(?::(?P<tag>[\w.-]+))?"
@@ -251,6 +260,9 @@ class Placement:
 
 
 _CONTAINER_KEYS = ("containers", "initContainers")
+# one container inlined next to the pod spec's fields: OME's `runner:` (engine/decoder/router, leader
+# and worker), Dynamo's `extraPodSpec.mainContainer:`
+_SINGLE_CONTAINER_KEYS = ("runner", "mainContainer")
 _PROBES = ("readinessProbe", "livenessProbe", "startupProbe")
 _VISIBLE = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 
@@ -409,14 +421,18 @@ class _YamlView:
         for i, key in enumerate(keys):
             if key in _CONTAINER_KEYS and i + 1 < len(chain):
                 return self._k8s(chain, i)
+            if key in _SINGLE_CONTAINER_KEYS and i + 1 < len(chain) and \
+                    self._map(chain[i][1].child_by_field_name("value")) is not None:
+                return self._k8s(chain, i, single=True)
         if len(keys) >= 2 and keys[0] == "services":
             return self._compose(chain[1][1])
-        return self._other(chain)
+        return self._other(chain, pos)
 
     # --- Kubernetes ------------------------------------------------------------------------
 
-    def _k8s(self, chain: list[tuple[str, Any]], i: int) -> Placement:
-        container = chain[i + 1][1].parent  # the item mapping of `containers:`
+    def _k8s(self, chain: list[tuple[str, Any]], i: int, single: bool = False) -> Placement:
+        # the item mapping of `containers:`, or the mapping of a single container key
+        container = self._map(chain[i][1].child_by_field_name("value")) if single else chain[i + 1][1].parent
         podspec = chain[i][1].parent
         out = Placement("kubernetes", container=container.start_byte)
         # (a template alone on its line, like `{{- include "volumes" . | nindent 6 }}`, may sit before the
@@ -453,6 +469,8 @@ class _YamlView:
                 if p is not None:
                     out.probes.append(p)
         out.shm = None if out.templated and not self._k8s_shm(podspec, cf) else self._k8s_shm(podspec, cf)
+        if single and chain[i][0] == "mainContainer" and not out.shm:
+            out.shm = None  # the Dynamo operator mounts a memory-backed /dev/shm of its own (`sharedMemory`)
         pod = {k: (v, ks) for k, v, ks in self._pairs(podspec)}
         if "nodeSelector" in pod:
             for k, v, ks in self._pairs(self._map(pod["nodeSelector"][0])):
@@ -617,9 +635,14 @@ class _YamlView:
                                             df["device_ids"][1])
                 out.visible_name = "device_ids"
 
-    def _other(self, chain: list[tuple[str, Any]]) -> Placement:
-        """Shell in other YAML (SkyPilot, dstack, CI): the nearest `image`/`image_id` around it."""
+    def _other(self, chain: list[tuple[str, Any]], pos: int) -> Placement:
+        """Shell in other YAML (SkyPilot, dstack, CI): the nearest `image`/`image_id` around it,
+        or the `docker run` the script starts the launch with (its image, ports, GPUs, /dev/shm)."""
+        docker = self._docker_run(pos)
+        if docker is not None:
+            return docker
         out = Placement("yaml")
+        self._task_gpus(chain, out)
         for _, pair in reversed(chain):
             mapping = pair.parent
             for k, v, ks in self._pairs(mapping):
@@ -630,6 +653,102 @@ class _YamlView:
                         shift = len(val.text) - len(text)
                         out.image = Value(text, Span(val.span.start + shift, val.span.end), ks)
         return out
+
+
+    def _task_gpus(self, chain: list[tuple[str, Any]], out: Placement) -> None:
+        """The GPUs a SkyPilot task (`resources.accelerators: H100:8`, `{L4: 1, A10G: 1}` for any
+        of them, `gpus:`) or a dstack run (`resources.gpu: H100:8`, `A100:40GB:2`, `MI300x`)
+        asks for: the model as a label the inference reads, and a single request's count as the
+        GPUs of each node. A memory size alone (`24GB`) or a range (`1..8`) names no GPU or count."""
+        if not chain:
+            return
+        top = {k: v for k, v, _ in self._pairs(chain[0][1].parent)}
+        res = {k: (v, ks) for k, v, ks in self._pairs(self._map(top.get("resources")))}
+        key = next((k for k in ("accelerators", "gpus", "gpu") if k in res), None)
+        if key is None:
+            return
+        node = res[key][0]
+        names: list[Value] = []
+        choices = self._map(node)
+        if choices is not None:  # SkyPilot: any one of these
+            names = [Value(k, ks) for k, _, ks in self._pairs(choices)]
+            count = None
+        else:
+            items = self._seq(node) or [node]
+            written = [self._value(i) for i in items]
+            if not written or any(v is None for v in written):
+                return
+            count = None
+            for v in written:
+                parts = [p.strip() for p in v.text.split(":")]
+                memory = next((p for p in parts[1:] if re.fullmatch(r"\d+\s*GB", p, re.IGNORECASE)), None)
+                pos = v.span.start
+                for name in parts[0].split(","):
+                    if not name:
+                        return
+                    text = f"{name}:{memory}" if memory else name
+                    start = pos + len(parts[0][: parts[0].index(name)].encode())
+                    names.append(Value(text, Span(start, start + len(name.encode()))))
+                if len(written) == 1 and len(parts) > 1 and parts[-1].isdigit():
+                    count = Value(parts[-1], Span(v.span.end - len(parts[-1].encode()), v.span.end), res[key][1])
+        if names:
+            out.labels.append((f"resources.{key}", names, "task"))
+        if count is not None:
+            out.gpu_limits = out.gpu_values = [(f"resources.{key}", count)]
+
+    def _docker_run(self, pos: int) -> Placement | None:
+        """The placement of a launch that a script in a YAML string (a CI step's `run:`) starts
+        with `docker run … IMAGE python -m sglang…`, read like a shell script's, with every range
+        mapped back to the YAML file; ``None`` when the launch is not in a `docker run`."""
+        node = self.ex.tree.root_node.descendant_for_byte_range(pos, pos + 1)
+        while node is not None and node.type not in ("block_scalar", "plain_scalar", "double_quote_scalar",
+                                                     "single_quote_scalar"):
+            node = node.parent
+        sc = self.ex._scalar(node) if node is not None else None
+        if sc is None or not sc.spans or not re.search(r"\b(?:docker|podman)\b", sc.text):
+            return None
+        starts = [a for a, _ in sc.spans]
+        k = bisect.bisect_left(starts, pos)
+        if k >= len(starts) or starts[k] != pos:
+            return None
+        encoded = [len(ch.encode("utf-8", "surrogateescape")) for ch in sc.text]
+        offsets = [0]
+        for n in encoded:
+            offsets.append(offsets[-1] + n)
+        first = _FakeWord(Span(offsets[k], offsets[k] + 1))
+        got = _shell_view(None, sc.text).placement(_FakeLaunch([first]))  # type: ignore[arg-type]
+        if not got.containerized:
+            return None
+
+        def back(span: Span | None) -> Span | None:
+            if span is None:
+                return None
+            a, b = bisect.bisect_right(offsets, span.start) - 1, bisect.bisect_left(offsets, span.end)
+            if not 0 <= a < b <= len(sc.spans):
+                return None
+            return Span(sc.spans[a][0], sc.spans[b - 1][1])
+
+        def value(v: Value | None) -> Value | None:
+            span = back(v.span) if v is not None else None
+            return Value(v.text, span) if v is not None and span is not None else None
+
+        out = Placement("yaml", containerized=True, shm=got.shm, published=back(got.published))
+        out.image = value(got.image)
+        out.gpu_limits = out.gpu_values = [(name, v2) for name, v in got.gpu_limits if (v2 := value(v)) is not None]
+        return out
+
+
+@dataclass
+class _FakeWord:
+    span: Span
+
+
+@dataclass
+class _FakeLaunch:
+    """The little of an :class:`Invocation` that :meth:`_ShellView.placement` reads."""
+
+    program: list[_FakeWord]
+    env: dict = field(default_factory=dict)
 
 
 _REF = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<op>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))")

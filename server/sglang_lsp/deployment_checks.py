@@ -279,8 +279,11 @@ def _ports(launch: Launch) -> list[Finding]:
         (_program_span(launch.inv), f"sglang listens on its default port {port}")
     named = {name.text: number for number, name in where.ports if name is not None}
     numbers = {_yaml_int(n.text) for n, _ in where.ports}
-    rank, nnodes = _arg(launch.parsed, "node_rank"), _int(_arg(launch.parsed, "nnodes"))
-    if (_int(rank) or 0) >= 1 or (rank is UNKNOWN and where.role == "worker" and (nnodes or 0) > 1):
+    rank, nnodes = _arg(launch.parsed, "node_rank"), _arg(launch.parsed, "nnodes")
+    # a worker template's node (`--node-rank $(LWS_WORKER_INDEX)`) of a multi-node launch, also
+    # when `--nnodes` is written with a value the file does not tell (`$(LWS_GROUP_SIZE)`)
+    if (_int(rank) or 0) >= 1 or (rank is UNKNOWN and where.role == "worker"
+                                  and (nnodes is UNKNOWN or (_int(nnodes) or 0) > 1)):
         return _follower_probes(launch, where, port, named)
     if port is not None:
         for probe in where.probes:

@@ -62,6 +62,9 @@ class Word:
     known_prefix: str = ""  # literal start of an unknown word, e.g. "--tp=" for --tp=$TP
     origin: str = "shell"  # shell | array | variable | yaml | config
     config_key: str | None = None  # for words that come from a --config YAML key
+    # one argv word whatever its unknown part expands to (a Kubernetes / compose list item: the
+    # kubelet's `$(VAR)` and Compose's `${VAR}` never split a list item into several words)
+    whole: bool = False
 
     @property
     def known(self) -> bool:
@@ -198,5 +201,12 @@ def match_launch(words: list[Word]) -> LaunchMatch | None:
         if base in SHELLS and i + 2 < len(words):
             opt = words[i + 1].text
             if opt is not None and re.fullmatch(r"-[a-z]*c[a-z]*", opt):
-                return LaunchMatch("shell", i, i + 2)
+                # the script is the first operand: `bash -lc -- 'script'`, `sh -c -e 'script'`
+                k = i + 2
+                while k + 1 < len(words) and words[k].text is not None and (
+                        words[k].text == "--" or re.fullmatch(r"-[a-z]+", words[k].text)):
+                    k += 1
+                    if words[k - 1].text == "--":
+                        break
+                return LaunchMatch("shell", i, k)
     return None

@@ -6,9 +6,11 @@ What is understood:
 * **Kubernetes** manifests, multi-document: every container found under a ``containers`` /
   ``initContainers`` / ``ephemeralContainers`` list or a ``container:`` key, anywhere (pod
   templates of any workload, LeaderWorkerSet leader and worker templates, ``kind: List`` items,
-  custom resources). ``command`` + ``args`` form the argv; ``$(VAR)`` is expanded from the
-  container's ``env`` like the kubelet does (``$$`` escapes; a ``valueFrom`` variable is unknown;
-  an undefined one is kept literally and reported as SGL023). ``sh -c`` / ``bash -c`` scripts are
+  custom resources), and the single container of an OME serving runtime (``runner:``) or a
+  Dynamo graph service (``extraPodSpec.mainContainer:``). ``command`` + ``args`` form the argv;
+  ``$(VAR)`` is expanded from the container's ``env`` like the kubelet does (``$$`` escapes; a
+  ``valueFrom`` variable is unknown; a LeaderWorkerSet's ``LWS_GROUP_SIZE`` is its ``size``; an
+  undefined one is kept literally and reported as SGL023). ``sh -c`` / ``bash -c`` scripts are
   parsed as shell, with positions mapped back through the YAML scalar.
 * **docker-compose** ``services.*.command`` / ``entrypoint``: a list, or a string split the way
   Compose splits it (go-shellwords: quotes and backslashes, no shell); ``$VAR`` / ``${VAR}``
@@ -55,8 +57,8 @@ CharSpans = list[tuple[int, int]]
 _MENTIONS_SGLANG = b"sglang"
 _LAUNCH_TEXT = re.compile(r"sglang(?:\.launch_server|_router|[ \t\n]+serve\b)")
 _LAUNCH_BYTES = re.compile(rb"sglang(?:\.launch_server|_router|[\"',\s-]+serve\b)")
-_CONTAINERS_KEY = re.compile(rb"^[ \t]*(?:- )*[\"']?(containers|initContainers|ephemeralContainers|container)[\"']?[ \t]*:",
-                             re.M)
+_CONTAINERS_KEY = re.compile(rb"^[ \t]*(?:- )*[\"']?(containers|initContainers|ephemeralContainers|container|runner"
+                             rb"|mainContainer)[\"']?[ \t]*:", re.M)
 _KIND_KEY = re.compile(rb"^[ \t]*(?:- )*[\"']?kind[\"']?[ \t]*:[ \t]*[\"']?([A-Za-z][A-Za-z0-9]*)", re.M)
 _SERVICES_KEY = re.compile(rb"^[\"']?(services)[\"']?[ \t]*:", re.M)
 _SCALARS = ("block_scalar", "plain_scalar", "double_quote_scalar", "single_quote_scalar")
@@ -69,6 +71,9 @@ _GENERIC_KEYS = {"config", "device", "dtype", "ep", "help", "host", "model", "nn
 # --- templates ----------------------------------------------------------------------------
 
 _TEMPLATE = re.compile(rb"\$?\{\{.*?\}\}", re.S)
+# a `str.format` field in a command string of a harness config (`{attention_backend}`); not `${VAR}`,
+# not `{{ … }}`, not a shell brace expansion (`{a,b}`, `{1..3}`)
+_FORMAT_FIELD = re.compile(r"(?<![{$\\])\{[A-Za-z_][A-Za-z0-9_]*\}(?!\})")
 
 # --- Kubernetes ---------------------------------------------------------------------------
 
@@ -388,6 +393,7 @@ class _Extractor:
         if cmd_node is None and args_node is None:
             return False
         kind = self._kind_of(node)
+        injected = self._lws_injected(node) if kind == "LeaderWorkerSet" else None
         env_from = self._resolve(fields.get("envFrom"))
         env_from_open = env_from is not None and bool(self._items(env_from) if "sequence" in env_from.type else True)
         env, env_open, env_problems = self._k8s_env(fields.get("env"), env_from_open or
@@ -421,11 +427,11 @@ class _Extractor:
         words: list[Word] = []
         for item, sc in items:
             if sc is None:
-                words.append(Word(None, Span(item.start_byte, item.end_byte), None, None, "", "yaml"))
+                words.append(Word(None, Span(item.start_byte, item.end_byte), None, None, "", "yaml", whole=True))
                 continue
             a, b = sc.content_span if sc.style != "plain" else sc.span
-            t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=False)
-            words.append(Word(t.text, Span(a, b), list(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml"))
+            t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=False, injected=injected)
+            words.append(Word(t.text, Span(a, b), list(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
         match = match_launch(words)
         if match is None:
             return self._report(self._whole_command_items(words, "command"))
@@ -443,7 +449,7 @@ class _Extractor:
                 return self._report(problems)
             # `$(VAR)` was expanded above with list-word rules; a script wants shell-aware reporting
             refs = [r for r in refs if not (item.start_byte <= r[1].start < item.end_byte)]
-            t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=True)
+            t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=True, injected=injected)
             script = Word(t.text, script.span, list(t.spans), script.quote, "", "yaml")
             self._shell(script, sc, env_words, env_text)
         else:
@@ -499,6 +505,22 @@ class _Extractor:
                 "item per word, or run it with `sh -c`", w.sub_span(lead, lead + len(first)),
             ))
         return out
+
+    def _lws_injected(self, node: ts.Node) -> dict[str, str] | None:
+        """``LWS_GROUP_SIZE`` of the LeaderWorkerSet around a container: the ``size`` of its
+        ``leaderWorkerTemplate`` when the file writes it as a number (the LWS controller sets the
+        variable to it; ``LWS_LEADER_ADDRESS`` and ``LWS_WORKER_INDEX`` stay unknown)."""
+        n = node.parent
+        while n is not None:
+            if n.type == "block_mapping_pair" and self._key(n) == "leaderWorkerTemplate":
+                mapping = self._resolve(n.child_by_field_name("value"))
+                size = self._fields(mapping).get("size") if mapping is not None else None
+                sc = self._scalar(size) if size is not None else None
+                if sc is None or sc.style != "plain" or not sc.text.isdigit() or self._in_hole(sc.spans) is not None:
+                    return None
+                return {"LWS_GROUP_SIZE": sc.text}
+            n = n.parent
+        return None
 
     def _report(self, findings: list[Finding]) -> bool:
         self.scan.findings += findings
@@ -570,9 +592,11 @@ class _Extractor:
         return env, open_, problems
 
     def _k8s_expand(self, t: _Text, env: dict[str, _Text | None], env_open: bool, kind: str | None,
-                    refs: list[tuple[str, Span, bool]], shell: bool) -> _Text:
+                    refs: list[tuple[str, Span, bool]], shell: bool, injected: dict[str, str] | None = None) -> _Text:
         """The kubelet's ``$(VAR)`` expansion of one command/args string (``$$`` → ``$``; an
-        unknown or undefined reference is kept literally and its range marked unknown)."""
+        unknown or undefined reference is kept literally and its range marked unknown).
+        ``injected``: variables the controller sets to a value the file says (a LeaderWorkerSet's
+        ``LWS_GROUP_SIZE``), each character placed on the reference."""
         text, spans = t.text, t.spans
         if "$" not in text:
             return t
@@ -601,7 +625,10 @@ class _Extractor:
             name = text[i + 2 : close]
             ref_span = Span(spans[i][0], spans[close][1])
             value = env.get(name, ...)
-            if value is not ... and value is not None:
+            if value is ... and injected and name in injected:
+                out.append(injected[name])
+                out_spans.extend([(ref_span.start, ref_span.end)] * len(injected[name]))
+            elif value is not ... and value is not None:
                 out.append(value.text)
                 out_spans.extend(value.spans)
             else:
@@ -732,12 +759,12 @@ class _Extractor:
                 for item in self._items(target):
                     sc = self._scalar(item)
                     if sc is None:
-                        words.append(Word(None, Span(item.start_byte, item.end_byte), None, None, "", "yaml"))
+                        words.append(Word(None, Span(item.start_byte, item.end_byte), None, None, "", "yaml", whole=True))
                         scalars.append(None)
                         continue
                     a, b = sc.content_span if sc.style != "plain" else sc.span
                     t = self._interpolate(_Text(sc.text, sc.spans))
-                    words.append(Word(t.text, Span(a, b), list(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml"))
+                    words.append(Word(t.text, Span(a, b), list(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
                     scalars.append(sc)
             else:
                 sc = self._scalar(target)
@@ -933,7 +960,28 @@ class _Extractor:
         env_text, env_words = self._inherited_env(node)
         before = len(self.scan.invocations)
         self._shell(word, sc, env_words, env_text)
+        found = self.scan.invocations[before:]
+        self._format_placeholders(sc, found)
+        if sc.style in ("plain", "single", "double") and "\n" not in sc.text.strip():
+            for inv in found:
+                if not inv.args:
+                    # a bare launcher in a one-line value (`server_command: python -m
+                    # sglang.launch_server`): a command prefix the tool that reads it completes
+                    inv.open = True
         return len(self.scan.invocations) > before
+
+    def _format_placeholders(self, sc: Scalar, found: list[Invocation]) -> None:
+        """A command string with ``{name}`` fields (``str.format`` / Jinja-less harness configs:
+        ``server_cmd: python3 -m sglang.launch_server --attention-backend {backend}``) is a
+        template of a command: each field is unknown, and the harness may add words to it."""
+        if not found:
+            return
+        for m in _FORMAT_FIELD.finditer(sc.text):
+            a, b = sc.spans[m.start()][0], sc.spans[m.end() - 1][1]
+            self._hole(a, b)
+            for inv in found:
+                if inv.span.start <= a:  # a field after the launch's start may add words to it
+                    inv.open = True
 
     def _inherited_env(self, node: ts.Node) -> tuple[dict[str, str | None], dict[str, Word | None]]:
         """``env``/``envs``/``environment``/``variables`` mappings of the enclosing mappings
@@ -1069,7 +1117,7 @@ class _Extractor:
         prefix = w.text[:k] if w.char_spans else ""
         if inv is not None and any(self._overlaps_template(s, e) for s, e in spans) and not prefix.startswith("-"):
             inv.open = True  # a template may stand for any number of words
-        return Word(None, w.span, None, w.quote, prefix, w.origin, w.config_key)
+        return Word(None, w.span, None, w.quote, prefix, w.origin, w.config_key, w.whole)
 
     def _folded_backslashes(self) -> None:
         """SGL024: a `\\` at a line end that does not continue the line. In a YAML string whose
