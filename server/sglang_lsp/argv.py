@@ -222,8 +222,24 @@ def _replace_fix(title: str, span: Span, text: str, applicability: Applicability
 
 def _suggest(cat: Catalog, flag: str) -> str | None:
     names = cat.long_names()
-    close = difflib.get_close_matches(flag, names, n=1, cutoff=0.75)
-    return close[0] if close else None
+    for close in difflib.get_close_matches(flag, names, n=5, cutoff=0.75):
+        if _alike_after_shared_words(flag, close):
+            return close
+    return None
+
+
+def _alike_after_shared_words(flag: str, name: str) -> bool:
+    """Whether ``flag`` and ``name`` are still alike once the words they share at the start go.
+
+    `--enable-kvstore` and `--enable-trace` look 75% alike only through `--enable-`; what they
+    enable has nothing in common, so offering one for the other would mislead.
+    """
+    a, b = flag.lstrip("-").split("-"), name.lstrip("-").split("-")
+    while a and b and a[0] == b[0]:
+        a, b = a[1:], b[1:]
+    if not a or not b:
+        return True  # one is the other plus more words
+    return difflib.SequenceMatcher(None, "-".join(a), "-".join(b)).ratio() >= 0.6
 
 
 def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_required: bool = True,
