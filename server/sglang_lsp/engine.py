@@ -28,7 +28,7 @@ from .findings import Applicability, CheckError, Edit, Finding, Fix, Severity, S
 from .invocation import Invocation, Word
 from .kb_engine import add_inferred, kb_findings
 from .shell import Source, extract
-from .shell_checks import continuation_findings
+from .shell_checks import continuation_findings, explain_placeholders
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ def _check_shell(doc: Document, cat: Catalog, result: Result, old_tree: Any = No
         if inv.kind != "server":
             continue
         _check_invocation(inv, cat, result)
-    result.findings = _without_echoes(result.findings)
+    result.findings = _without_echoes(explain_placeholders(doc, result.findings))
 
 
 def _program_span(inv: Invocation) -> Span:

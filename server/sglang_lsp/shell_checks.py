@@ -1,8 +1,10 @@
 """Catalog checks that look at the shell text around a launch command rather than its argv:
-the two classic ways a `\\`-continued command silently loses its last flags."""
+the two classic ways a `\\`-continued command silently loses its last flags, and the
+documentation placeholder (`--model-path <model>`) that the shell reads as redirections."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from . import rules
@@ -12,6 +14,33 @@ from .shell import ShellScript
 
 _COMMENT_CUT = re.compile(rb"[ \t]*\\\r?\n((?:[ \t]*#[^\n]*\n)+)([ \t]*)(-[^\s\\]*)")
 _SPACE_AFTER_BACKSLASH = re.compile(rb"\\([ \t]+)(?=\r?\n|\Z)")
+_PLACEHOLDER = re.compile(rb"[ \t]*(<([A-Za-z_][^<>\s]*)>)")
+
+
+def explain_placeholders(doc: Document, findings: list[Finding]) -> list[Finding]:
+    """SGL004 on a flag followed by `<NAME>`: say why the value is missing.
+
+    `--dist-init-addr <MASTER_IP>` copied from a README gives sglang no value: bash reads
+    `<MASTER_IP` as "standard input from the file MASTER_IP" and `>` as "standard output to the
+    next word", so the placeholder (and the word after it) never reach sglang. The message is
+    only extended; the finding itself comes from the argv as the checker sees it.
+    """
+    out = []
+    for f in findings:
+        m = _PLACEHOLDER.match(doc.data, f.span.end) if f.code == "SGL004" and f.span.path is None else None
+        if m is None:
+            out.append(f)
+            continue
+        shown = m.group(1).decode("utf-8", "surrogateescape")
+        name = m.group(2).decode("utf-8", "surrogateescape")
+        out.append(dataclasses.replace(
+            f,
+            message=f"{f.message}: `{shown}` is not a value but two shell redirections (standard input from a "
+                    f"file `{name}`, standard output to the word after it), so bash stops on the missing file or "
+                    f"runs sglang without these words; write the real value in its place",
+            related=[*f.related, (Span(m.start(1), m.end(1)), "shell redirections, not a value")],
+        ))
+    return out
 
 
 def continuation_findings(doc: Document, script: ShellScript) -> list[Finding]:
