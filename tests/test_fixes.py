@@ -224,3 +224,17 @@ def test_cli_diff_is_a_valid_patch(tmp_path, monkeypatch, capsys):
     subprocess.run(["patch", "-s", "b.sh"], input=diff, text=True, check=True, cwd=tmp_path)
     assert main(["check", "--fix", "--unsafe-fixes", "a.sh"]) == 0
     assert (tmp_path / "b.sh").read_text() == (tmp_path / "a.sh").read_text() != original
+
+
+def test_removing_a_repeated_flag_leaves_no_empty_continuation_line():
+    # a flag on a `\`-continued line of its own goes with its line; first and inline ones too
+    text = ("#!/bin/bash\npython3 -m sglang.launch_server \\\n    --attention-backend=triton \\\n"
+            "    --model-path /m \\\n    --attention-backend flashinfer \\\n    --host 0.0.0.0 \\\n"
+            "    --attention-backend flashinfer \\\n    --port 30000\n"
+            "python3 -m sglang.launch_server --port 1 --model-path /m --port 1\n")
+    out = fix_document(Document(text, "a.sh", "shell"))
+    assert out.text == ("#!/bin/bash\npython3 -m sglang.launch_server \\\n    --model-path /m \\\n"
+                        "    --host 0.0.0.0 \\\n    --attention-backend flashinfer \\\n    --port 30000\n"
+                        "python3 -m sglang.launch_server --model-path /m --port 1\n")
+    assert [a.code for a in out.applied] == ["SGL009"] * 3
+    assert not out.result.findings

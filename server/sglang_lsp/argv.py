@@ -242,6 +242,26 @@ def _alike_after_shared_words(flag: str, name: str) -> bool:
     return difflib.SequenceMatcher(None, "-".join(a), "-".join(b)).ratio() >= 0.6
 
 
+def _removal_span(words: list[Word], use: FlagUse) -> Span:
+    """What to delete to remove ``use`` (flag and values) from a shell command: with the blank
+    (and any `\\`-newline) before it, or after it when it comes first, so that removing a flag
+    that had a continuation line of its own leaves no line holding only `\\`."""
+    span = use.span
+    index = use.index if use.index < len(words) and words[use.index] is use.word else None
+    if index is None:
+        return span
+    last = index if use.explicit else index + len(use.values)
+
+    def beside(w: Word) -> bool:
+        return w.origin == "shell" and w.span.path == span.path
+
+    if index > 0 and beside(words[index - 1]) and words[index - 1].span.end <= span.start:
+        return Span(words[index - 1].span.end, span.end, span.path)
+    if last + 1 < len(words) and beside(words[last + 1]) and words[last + 1].span.start >= span.end:
+        return Span(span.start, words[last + 1].span.start, span.path)
+    return span
+
+
 def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_required: bool = True,
             anchor: Span | None = None) -> ParsedArgs:
     """Resolve ``words`` against ``cat`` like ``parser.parse_args`` would, collecting findings."""
@@ -406,7 +426,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             fix = None
             if earlier.word.origin == "shell" and all(w.origin == "shell" for w in earlier.values):
                 fix = Fix(f"Remove the earlier `{earlier.written}`", Applicability.SAFE,
-                          (Edit(Span(earlier.span.start, earlier.span.end, earlier.span.path), ""),))
+                          (Edit(_removal_span(words, earlier), ""),))
             findings.append(
                 _finding("SGL009", msg, earlier.flag_span, flag=earlier.spelling,
                          related=[(last.flag_span, "the occurrence that wins")], fixes=[fix] if fix else [],
