@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import logging
 import os
 import re
@@ -165,7 +166,7 @@ def _check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs
     cat = _catalog_of(inv, cat, result)
     args = list(inv.args)
     if inv.program and inv.program[-1].text == "serve":
-        args = _serve_argv(args)
+        args = _serve_argv(args, cat)
         if args is None:
             return
     config_words, config_known = _config_words(args, inv, cat, result, config_refs)
@@ -199,10 +200,41 @@ def _catalog_named(version: str | None, fallback: Catalog | None = None) -> Cata
         return fallback or load_catalog(None)
 
 
-def _serve_argv(args: list[Word]) -> list[Word] | None:
+_DIFFUSION_FLAGS_PATH = Path(__file__).resolve().parent / "data" / "diffusion_serve_flags.json"
+# diffusion-server flags that, in an LLM launch, are more likely a habit from another server
+_NOT_DIFFUSION_SIGNALS = frozenset({"--model-id", "--master-port", "--backend"})
+
+
+@functools.lru_cache(maxsize=1)
+def _diffusion_flags() -> frozenset[str]:
+    """Flags of sglang's diffusion server (tools/diffusion_flags.py; sglang 0.5.23)."""
+    try:
+        return frozenset(json.loads(_DIFFUSION_FLAGS_PATH.read_text(encoding="utf-8"))["flags"])
+    except (OSError, ValueError, KeyError) as e:
+        log.warning("diffusion flag list unreadable (%s); every `sglang serve` is read as an LLM launch", e)
+        return frozenset()
+
+
+def _diffusion_signal(words: list[Word], cat: Catalog) -> bool:
+    """Whether `sglang serve` is given a flag only sglang's diffusion server has (`--num-gpus`,
+    `--performance-mode` …): sglang serves a diffusion model with another parser
+    (sglang/cli/serve.py), and the model, which decides it, is usually not visible here."""
+    flags = _diffusion_flags()
+    for w in words:
+        if w.text is None or not w.text.startswith("--"):
+            continue
+        flag = w.text.split("=", 1)[0]
+        if flag in flags and flag not in _NOT_DIFFUSION_SIGNALS and cat.lookup(flag) is None \
+                and not cat.prefix_matches(flag):
+            return True
+    return False
+
+
+def _serve_argv(args: list[Word], cat: Catalog) -> list[Word] | None:
     """What `sglang serve` hands to the server parser: `--model-type X` removed, and a first word
     that is not a flag taken as the model path (sglang/cli/serve.py). ``None`` when another
-    backend than the LLM server is selected."""
+    backend than the LLM server is selected, or when a flag only the diffusion server knows
+    says the launch is meant for a diffusion model."""
     out: list[Word] = []
     i = 0
     backend = "auto"
@@ -218,7 +250,7 @@ def _serve_argv(args: list[Word]) -> list[Word] | None:
             continue
         out.append(args[i])
         i += 1
-    if backend not in ("auto", "llm"):
+    if backend not in ("auto", "llm") or (backend == "auto" and _diffusion_signal(out, cat)):
         return None
     if out and out[0].text is not None and not out[0].text.startswith("-"):
         first = out[0]
