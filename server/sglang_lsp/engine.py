@@ -29,7 +29,7 @@ from .findings import Applicability, CheckError, Edit, Finding, Fix, Severity, S
 from .invocation import Invocation, Word
 from .kb_engine import add_inferred, kb_findings
 from .shell import Source, extract
-from .shell_checks import continuation_findings, explain_placeholders
+from .shell_checks import HeredocFile, continuation_findings, explain_placeholders, heredoc_files
 
 log = logging.getLogger(__name__)
 
@@ -146,11 +146,45 @@ def _check_shell(doc: Document, cat: Catalog, result: Result, old_tree: Any = No
     result.invocations = script.invocations
     file_context.attach(result, script.invocations)
     result.findings += continuation_findings(doc, script)
+    written = heredoc_files(doc, script) if b"<<" in doc.data else []
+    reported: set[int] = set()
     for inv in script.invocations:
         if inv.kind != "server":
             continue
-        _check_invocation(inv, cat, result)
+        refs = _heredoc_config_refs(inv, written, cat, result, reported) if written else None
+        _check_invocation(inv, cat, result, refs)
     result.findings = _without_echoes(explain_placeholders(doc, result.findings))
+
+
+def _heredoc_config_refs(inv: Invocation, written: list[HeredocFile], cat: Catalog, result: Result,
+                         reported: set[int]) -> dict:
+    """`--config NAME` of a launch whose script wrote NAME from a here-document before it: the
+    config is read from the here-document, its findings placed on its lines."""
+    from .yaml_extract import ConfigRef, _remap_config
+
+    refs: dict = {}
+    args = inv.args
+    for i, w in enumerate(args[:-1]):
+        path_word = args[i + 1]
+        if w.text != "--config" or path_word.text is None or path_word.span.path is not None:
+            continue
+        name = os.path.normpath(path_word.text)
+        source = next((h for h in reversed(written) if h.name == name and h.written_at <= inv.span.start), None)
+        if source is None:
+            continue
+        key = (path_word.span.start, path_word.span.end)
+        if source.text is None or Path(name).suffix.lower() not in (".yaml", ".yml"):
+            refs[key] = ConfigRef(unknown=True)  # built from variables (or not YAML): not knowable here
+            continue
+        cfg = read_config(source.text, None, cat)
+        if source.char_spans:
+            start, end = source.char_spans[0][0], source.char_spans[-1][1]
+            _remap_config(cfg, Word(source.text, Span(start, end), source.char_spans))
+        if source.written_at not in reported:  # each here-document's own findings once
+            reported.add(source.written_at)
+            result.findings += cfg.findings
+        refs[key] = ConfigRef(words=cfg.words) if cfg.is_mapping else ConfigRef(unknown=True)
+    return refs
 
 
 def _program_span(inv: Invocation) -> Span:
