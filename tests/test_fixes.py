@@ -238,3 +238,12 @@ def test_removing_a_repeated_flag_leaves_no_empty_continuation_line():
                         "python3 -m sglang.launch_server --model-path /m --port 1\n")
     assert [a.code for a in out.applied] == ["SGL009"] * 3
     assert not out.result.findings
+
+
+def test_no_rename_fix_when_the_replacement_refuses_the_value():
+    text = "python3 -m sglang.launch_server --model-path /m --nsa-prefill-cp-mode round-robin-split\n"
+    out = fix_document(Document(text, "a.sh", "shell"), unsafe=True)
+    assert out.text == text and not out.rejected
+    (finding,) = out.result.findings
+    assert finding.code == "SGL031" and "not `round-robin-split`" in finding.message
+    assert [f.applicability for f in finding.fixes] == [Applicability.DISPLAY]

@@ -303,7 +303,10 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             i += 1
             continue
         if c.kind == "X":
-            findings.append(_unknown_option(cat, c))
+            text = c.word.text or ""
+            value = text.split("=", 1)[1] if "=" in text else (
+                classified[i + 1].word.text if i + 1 < n and classified[i + 1].kind == "A" else None)
+            findings.append(release_findings.with_value_note(cat, _unknown_option(cat, c), value))
             owner_unknown = True
             blind = False
             i += 1
