@@ -130,6 +130,14 @@ def test_backslash_newline_inside_a_word_joins_it():
     assert src(doc, inv.args[6]) == "--host"
 
 
+def test_words_after_a_redirection_are_arguments():
+    # bash passes `--port 1` to the command; tree-sitter-bash files it under the redirection
+    text = "nohup python -m sglang.launch_server > log.txt --model-path m 2>&1 --port 1 &\n"
+    doc, inv = args_of(text)
+    assert [w.text for w in inv.args] == ["--model-path", "m", "--port", "1"]
+    assert [src(doc, w) for w in inv.args] == ["--model-path", "m", "--port", "1"]
+
+
 def test_variables_resolved_from_the_same_file():
     text = (
         "MODEL=/models/llama\n"

@@ -659,6 +659,19 @@ def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Wo
         words.append(Word(piece.text, word_span, piece.spans, _quote_of(arg), "", origin))
 
 
+def _after_redirects(cmd: ts.Node) -> list[ts.Node]:
+    """Arguments written after a redirection (`cmd > log --port 1`): bash passes them to the
+    command, tree-sitter-bash files them as further destinations of the redirection."""
+    parent = cmd.parent
+    if parent is None or parent.type != "redirected_statement" or parent.child_by_field_name("body") != cmd:
+        return []
+    extra: list[ts.Node] = []
+    for child in parent.named_children:
+        if child.type == "file_redirect":
+            extra += child.children_by_field_name("destination")[1:]
+    return extra
+
+
 def _env_of(scope: Scope, env_nodes: list[ts.Node]) -> dict[str, str | None]:
     env: dict[str, str | None] = {}
     for node in env_nodes:
@@ -693,7 +706,7 @@ def extract(source: Source, base_dir: str | None = None, depth: int = 0,
         words = _command_words(scope, [name_node], open_flag)
         if not words or not may_start_launch(words[0]):
             continue  # an unrelated command: its arguments are never expanded
-        words += _command_words(scope, cmd.children_by_field_name("argument"), open_flag)
+        words += _command_words(scope, cmd.children_by_field_name("argument") + _after_redirects(cmd), open_flag)
         match = match_launch(words)
         if match is None:
             continue
