@@ -153,7 +153,7 @@ def _check_shell(doc: Document, cat: Catalog, result: Result, old_tree: Any = No
             continue
         refs = _heredoc_config_refs(inv, written, cat, result, reported) if written else None
         _check_invocation(inv, cat, result, refs)
-    result.findings = _without_echoes(explain_placeholders(doc, result.findings))
+    result.findings = _without_echoes(explain_placeholders(doc, result.findings, result.parsed))
 
 
 def _heredoc_config_refs(inv: Invocation, written: list[HeredocFile], cat: Catalog, result: Result,

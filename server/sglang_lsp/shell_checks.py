@@ -20,30 +20,49 @@ _SPACE_AFTER_BACKSLASH = re.compile(rb"\\([ \t]+)(?=\r?\n|\Z)")
 _PLACEHOLDER = re.compile(rb"[ \t]*(<([A-Za-z_][^<>\s]*)>)")
 
 
-def explain_placeholders(doc: Document, findings: list[Finding]) -> list[Finding]:
-    """SGL004 on a flag followed by `<NAME>`: say why the value is missing.
+def explain_placeholders(doc: Document, findings: list[Finding], parsed: list) -> list[Finding]:
+    """A value flag followed by a documentation placeholder `<NAME>`: SGL004, saying why.
 
-    `--dist-init-addr <MASTER_IP>` copied from a README gives sglang no value: bash reads
+    `--dist-init-addr <MASTER_IP>` copied from a README gives sglang no such value: bash reads
     `<MASTER_IP` as "standard input from the file MASTER_IP" and `>` as "standard output to the
-    next word", so the placeholder (and the word after it) never reach sglang. The message is
-    only extended; the finding itself comes from the argv as the checker sees it.
+    next word", so the placeholder and the word after it never reach sglang (and bash stops when
+    the file is missing). An SGL004 the argv already produced for that flag gets the
+    explanation; otherwise (the flag took a later word as its value) one is added.
     """
     out = []
+    explained: set[int] = set()
     for f in findings:
         m = _PLACEHOLDER.match(doc.data, f.span.end) if f.code == "SGL004" and f.span.path is None else None
         if m is None:
             out.append(f)
             continue
-        shown = m.group(1).decode("utf-8", "surrogateescape")
-        name = m.group(2).decode("utf-8", "surrogateescape")
-        out.append(dataclasses.replace(
-            f,
-            message=f"{f.message}: `{shown}` is not a value but two shell redirections (standard input from a "
-                    f"file `{name}`, standard output to the word after it), so bash stops on the missing file or "
-                    f"runs sglang without these words; write the real value in its place",
-            related=[*f.related, (Span(m.start(1), m.end(1)), "shell redirections, not a value")],
-        ))
+        explained.add(f.span.start)
+        out.append(dataclasses.replace(f, message=f"{f.message}: {_placeholder_note(m)}",
+                                       related=[*f.related, (Span(m.start(1), m.end(1)), "shell redirections, not a value")]))
+    for args in parsed:
+        for use in args.uses:
+            span = use.word.span
+            if use.word.origin != "shell" or span.path is not None or use.option.is_switch or use.explicit \
+                    or span.start in explained:
+                continue
+            m = _PLACEHOLDER.match(doc.data, span.end)
+            if m is None:
+                continue
+            explained.add(span.start)
+            out.append(Finding(
+                "SGL004", rules.get("SGL004").severity,
+                f"`{use.written}` gets no value here: {_placeholder_note(m)}", Span(span.start, span.end),
+                flag=use.spelling, related=[(Span(m.start(1), m.end(1)), "shell redirections, not a value")],
+            ))
     return out
+
+
+def _placeholder_note(m: re.Match) -> str:
+    shown = m.group(1).decode("utf-8", "surrogateescape")
+    name = m.group(2).decode("utf-8", "surrogateescape")
+    return (f"`{shown}` is not a value but two shell redirections (standard input from a file `{name}`, "
+            f"standard output to the word after it), so bash stops on the missing file or runs sglang "
+            f"without these words; write the real value in its place")
 
 
 def continuation_findings(doc: Document, script: ShellScript) -> list[Finding]:
