@@ -725,11 +725,14 @@ class _ShellView:
                     value = Value(str(count), gpus[2])
                     out.gpu_limits = out.gpu_values = [(f"docker run --gpus {gpus[1]}", value)]
             for m in re.finditer(r"\S+", words):
-                if m.group().startswith("-"):
+                token, a = m.group(), offset + len(words[: m.start()].encode("utf-8", "surrogateescape"))
+                if token.startswith("--container-image="):  # srun with pyxis/enroot
+                    token, a = token[len("--container-image="):], a + len("--container-image=")
+                elif token.startswith("-"):
                     continue
-                if _IMAGE.match(m.group()) and ("/" in m.group() or ":" in m.group()):
-                    a = offset + len(words[: m.start()].encode("utf-8", "surrogateescape"))
-                    out.image = Value(m.group(), Span(a, a + len(m.group().encode("utf-8", "surrogateescape"))))
+                image = self._image_word(token, a, start)
+                if image is not None:
+                    out.image = image
         if out.containerized:
             return out
         if self.per_node is not None:
@@ -741,6 +744,22 @@ class _ShellView:
                     out.visible_devices, out.visible_name = Value(inv.env[name] or "", span, None), name
                     break
         return out
+
+    def _image_word(self, token: str, a: int, before: int) -> Value | None:
+        """``token`` (at byte ``a``) as an sglang image reference: written as is, quoted, or a
+        `$NAME` whose last plain assignment before byte ``before`` names one (`IMG=lmsysorg/…`)."""
+        if len(token) > 1 and token[0] == token[-1] and token[0] in "'\"":
+            token, a = token[1:-1], a + 1
+        name = re.fullmatch(r"\$(?:\{(\w+)\}|(\w+))", token)
+        if name is not None:
+            span = self._assignment_span(name.group(1) or name.group(2), before)
+            if span is None:
+                return None
+            token, a = self.doc.data[span.start:span.end].decode("utf-8", "surrogateescape"), span.start
+        reference = token.removeprefix("docker://").replace("#", "/", 1)  # pyxis writes registry#image
+        if _IMAGE.match(reference) and ("/" in reference or ":" in reference):
+            return Value(reference, Span(a, a + len(token.encode("utf-8", "surrogateescape"))))
+        return None
 
     def _docker_gpus(self, command: Any, before: int) -> tuple[str, str, Span] | None:
         """`--gpus` among the words of ``command`` before byte ``before``: value, shown text, span.
