@@ -554,7 +554,7 @@ class _YamlView:
         ipc = self.ex._scalar_text(sf["ipc"][0]) if "ipc" in sf else None
         if ipc == "host" or "shm_size" in sf:
             out.shm = True
-        elif ipc is not None or self.ex._overlaps_template(service.start_byte, service.end_byte):
+        elif ipc is not None or service is None or self.ex._overlaps_template(service.start_byte, service.end_byte):
             out.shm = None  # shared with another container (`service:x`), or a template
         else:
             out.shm = False
