@@ -247,3 +247,15 @@ def test_no_rename_fix_when_the_replacement_refuses_the_value():
     (finding,) = out.result.findings
     assert finding.code == "SGL031" and "not `round-robin-split`" in finding.message
     assert [f.applicability for f in finding.fixes] == [Applicability.DISPLAY]
+
+
+def test_dp_attention_migrates_to_attn_dp_size():
+    # sglang 0.5.23 resolves `--dp-size 8 --enable-dp-attention` and `--attn-dp-size 8` alike
+    # (oracle: dp_size 1, attn_dp_size 8) and refuses `--dp-size 8 --attn-dp-size 8`
+    text = ("python3 -m sglang.launch_server --model-path /m \\\n  --tp 8 --dp 8 --enable-dp-attention \\\n"
+            "  --port 30000\npython3 -m sglang.launch_server --model-path /m --enable-dp-attention --dp-size 2 --tp-size 2\n")
+    assert fix_document(Document(text, "a.sh", "shell")).text.count("--enable-dp-attention") == 2  # unsafe only
+    out = fix_document(Document(text, "a.sh", "shell"), unsafe=True)
+    assert out.text == ("python3 -m sglang.launch_server --model-path /m \\\n  --tp-size 8 --attn-dp-size 8 \\\n"
+                        "  --port 30000\npython3 -m sglang.launch_server --model-path /m --attn-dp-size 2 --tp-size 2\n")
+    assert not out.result.findings and not out.rejected

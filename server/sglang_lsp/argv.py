@@ -437,6 +437,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             )
 
     values = _defaults(cat, values)
+    findings = [_with_named_value(f, uses, words) for f in findings]
     findings = _one_per_token(findings)
 
     any_unknown = open_argv or any(c.kind == "U" for c in classified)
@@ -666,6 +667,31 @@ def _check_deprecated(cat: Catalog, use: FlagUse, findings: list[Finding]) -> No
             use.flag_span, flag=use.spelling, fixes=fixes, tags=("deprecated",),
         )
     )
+
+
+_TAKES_VALUE_OF = re.compile(r"(--[a-z0-9][a-z0-9-]*) <([a-z0-9][a-z0-9-]*)>")
+
+
+def _with_named_value(f: Finding, uses: list[FlagUse], words: list[Word]) -> Finding:
+    """SGL008 whose replacement takes the value of another flag (`--enable-dp-attention`: "use
+    `--attn-dp-size <dp-size>`", sglang's help: instead of `--dp-size <dp-size>
+    --enable-dp-attention`): with that flag given, name the value and offer the migration,
+    which also drops the flag whose value moves (sglang refuses `--dp-size N --attn-dp-size N`)."""
+    m = _TAKES_VALUE_OF.search(f.message) if f.code == "SGL008" else None
+    if m is None:
+        return f
+    use = next((u for u in reversed(uses) if u.spelling == f.flag and u.word.span == f.span), None)
+    source = next((u for u in reversed(uses) if f"--{m.group(2)}" in u.option.option_strings), None)
+    if use is None or source is None or len(source.values) != 1 or source.values[0].text is None:
+        return f
+    value = source.values[0].text
+    target = f"{m.group(1)} {value}"
+    f.message += f": here `{target}` in place of `{source.written} {value}` and `{use.written}`"
+    shell = [use.word, source.word, *source.values]
+    if all(w.origin == "shell" and w.span.path == f.span.path for w in shell) and not source.explicit:
+        f.fixes = [Fix(f"Replace `{source.written} {value}` and `{use.written}` with `{target}`", Applicability.UNSAFE,
+                       (Edit(use.word.span, target), Edit(_removal_span(words, source), "")))]
+    return f
 
 
 def _stray_or_other_release(cat: Catalog, word: Word) -> Finding:
