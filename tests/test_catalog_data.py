@@ -127,3 +127,47 @@ def test_deprecations():
 def test_sets_of_choices_are_sorted():
     choices = BY_FLAG["--sampling-backend"]["choices"]
     assert choices == sorted(choices)
+
+
+DIFFUSION_PATH = ROOT / "server" / "sglang_lsp" / "data" / "diffusion_serve_flags.json"
+SGLANG_SOURCE = Path("/tmp/sglang-oracle-venv/lib/python3.11/site-packages/sglang")
+
+
+def _diffusion_tool():
+    spec = importlib.util.spec_from_file_location("diffusion_flags", ROOT / "tools" / "diffusion_flags.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_diffusion_serve_flags_file():
+    data = json.loads(DIFFUSION_PATH.read_text(encoding="utf-8"))
+    assert data["sglang_version"] == CATALOG["sglang_version"]
+    flags = data["flags"]
+    assert flags == sorted(set(flags)) and all(f.startswith("--") for f in flags)
+    # the flags of the real-world diffusion launches the engine must recognise
+    assert {"--num-gpus", "--performance-mode", "--batching-max-size", "--ulysses-degree"} <= set(flags)
+    # both servers share the basics; those are no sign of a diffusion launch
+    assert {"--model-path", "--port", "--host"} <= set(flags) & set(BY_FLAG)
+
+
+def test_diffusion_flags_tool_reads_literal_option_strings(tmp_path):
+    base = tmp_path / "sglang" / "multimodal_gen" / "runtime"
+    (base / "server_args").mkdir(parents=True)
+    (base / "entrypoints" / "cli").mkdir(parents=True)
+    (base / "server_args" / "server_args.py").write_text(
+        "def add(parser, name):\n"
+        "    parser.add_argument('--num-gpus', type=int)\n"
+        "    parser.add_argument('--sp-degree', '--sp', type=int)\n"
+        "    parser.add_argument(f'--{name}')\n"  # not a literal: not guessed
+        "    parser.add_argument('-v')\n", encoding="utf-8")
+    (base / "entrypoints" / "cli" / "serve.py").write_text("p.add_argument('--config')\n", encoding="utf-8")
+    tool = _diffusion_tool()
+    assert tool.option_strings(base / "server_args" / "server_args.py") == {"--num-gpus", "--sp-degree", "--sp"}
+
+
+@pytest.mark.skipif(not SGLANG_SOURCE.is_dir(), reason="sglang 0.5.23 source not available")
+def test_diffusion_serve_flags_match_the_sglang_source(capsys):
+    tool = _diffusion_tool()
+    assert tool.main([str(SGLANG_SOURCE), CATALOG["sglang_version"]]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(DIFFUSION_PATH.read_text(encoding="utf-8"))

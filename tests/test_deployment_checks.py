@@ -503,3 +503,20 @@ spec:
     assert _of(text.replace("gpu: 4", "gpu: 8"), "lws.yaml", "SGL050") == []
     # a size the file does not tell keeps --nnodes unknown
     assert _of(text.replace("size: 2", "size: {{ .Values.size }}"), "lws.yaml", "SGL050") == []
+
+
+def test_docker_gpus_device_list_is_read_like_docker():
+    # docker reads `--gpus` as one CSV record: `'"device=6, 7"'` names two devices (a space after
+    # the comma included); an unquoted `device=0,1` is a device plus a count, which docker refuses.
+    template = ("docker run --gpus {gpus} --ipc=host lmsysorg/sglang:latest "
+                "python3 -m sglang.launch_server --model-path m --tp-size 2\n")
+    for gpus in ("'\"device=6, 7\"'", "2", '"\\"device=0,1\\""', "'\"count=2\"'", "all",
+                 "device=0,1", "$GPUS"):
+        assert not _of(template.format(gpus=gpus), "run.sh", "SGL050"), gpus
+    text = template.format(gpus="'\"device=6, 7\"'").replace("--tp-size 2", "--tp-size 4")
+    (found,) = _of(text, "run.sh", "SGL050")
+    assert "`docker run --gpus device=6, 7` gives it 2" in found.message
+    assert _at(text, found.related[0][0]) == "device=6, 7"
+    text = template.format(gpus="1").replace("--gpus 1", "--gpus=1")
+    (found,) = _of(text, "run.sh", "SGL050")
+    assert _at(text, found.related[0][0]) == "1"

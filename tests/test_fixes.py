@@ -224,3 +224,38 @@ def test_cli_diff_is_a_valid_patch(tmp_path, monkeypatch, capsys):
     subprocess.run(["patch", "-s", "b.sh"], input=diff, text=True, check=True, cwd=tmp_path)
     assert main(["check", "--fix", "--unsafe-fixes", "a.sh"]) == 0
     assert (tmp_path / "b.sh").read_text() == (tmp_path / "a.sh").read_text() != original
+
+
+def test_removing_a_repeated_flag_leaves_no_empty_continuation_line():
+    # a flag on a `\`-continued line of its own goes with its line; first and inline ones too
+    text = ("#!/bin/bash\npython3 -m sglang.launch_server \\\n    --attention-backend=triton \\\n"
+            "    --model-path /m \\\n    --attention-backend flashinfer \\\n    --host 0.0.0.0 \\\n"
+            "    --attention-backend flashinfer \\\n    --port 30000\n"
+            "python3 -m sglang.launch_server --port 1 --model-path /m --port 1\n")
+    out = fix_document(Document(text, "a.sh", "shell"))
+    assert out.text == ("#!/bin/bash\npython3 -m sglang.launch_server \\\n    --model-path /m \\\n"
+                        "    --host 0.0.0.0 \\\n    --attention-backend flashinfer \\\n    --port 30000\n"
+                        "python3 -m sglang.launch_server --model-path /m --port 1\n")
+    assert [a.code for a in out.applied] == ["SGL009"] * 3
+    assert not out.result.findings
+
+
+def test_no_rename_fix_when_the_replacement_refuses_the_value():
+    text = "python3 -m sglang.launch_server --model-path /m --nsa-prefill-cp-mode round-robin-split\n"
+    out = fix_document(Document(text, "a.sh", "shell"), unsafe=True)
+    assert out.text == text and not out.rejected
+    (finding,) = out.result.findings
+    assert finding.code == "SGL031" and "not `round-robin-split`" in finding.message
+    assert [f.applicability for f in finding.fixes] == [Applicability.DISPLAY]
+
+
+def test_dp_attention_migrates_to_attn_dp_size():
+    # sglang 0.5.23 resolves `--dp-size 8 --enable-dp-attention` and `--attn-dp-size 8` alike
+    # (oracle: dp_size 1, attn_dp_size 8) and refuses `--dp-size 8 --attn-dp-size 8`
+    text = ("python3 -m sglang.launch_server --model-path /m \\\n  --tp 8 --dp 8 --enable-dp-attention \\\n"
+            "  --port 30000\npython3 -m sglang.launch_server --model-path /m --enable-dp-attention --dp-size 2 --tp-size 2\n")
+    assert fix_document(Document(text, "a.sh", "shell")).text.count("--enable-dp-attention") == 2  # unsafe only
+    out = fix_document(Document(text, "a.sh", "shell"), unsafe=True)
+    assert out.text == ("python3 -m sglang.launch_server --model-path /m \\\n  --tp-size 8 --attn-dp-size 8 \\\n"
+                        "  --port 30000\npython3 -m sglang.launch_server --model-path /m --attn-dp-size 2 --tp-size 2\n")
+    assert not out.result.findings and not out.rejected

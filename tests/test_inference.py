@@ -260,6 +260,28 @@ def test_docker_run_in_a_script():
     assert got["gpu_class"].value.name == "an NVIDIA GPU"
 
 
+def test_image_from_a_variable_or_a_pyxis_container_image():
+    # real scripts name the image once (`IMG=…`, quoted or not) or pass it to srun's pyxis plugin
+    text = ('#!/bin/bash\nSGLANG_IMAGE="lmsysorg/sglang:v0.5.11-cu129"\n'
+            'docker run --gpus all --ipc=host "$SGLANG_IMAGE" python3 -m sglang.launch_server --model-path m\n')
+    got = _infer(text, "serve.sh")
+    assert got["sglang_version"].value == "0.5.11"
+    assert _at(text, got["sglang_version"]) == "lmsysorg/sglang:v0.5.11-cu129"  # the assignment
+    for line, version in (("srun --container-image=lmsysorg/sglang:v0.5.10 python3", "0.5.10"),
+                          ("srun --container-image docker://lmsysorg/sglang:v0.5.9 python3", "0.5.9"),
+                          ("srun --container-image=nvcr.io#lmsysorg/sglang:v0.5.8 python3", "0.5.8")):
+        got = _infer(f"#!/bin/bash\n{line} -m sglang.launch_server --model-path m\n", "job.sbatch")
+        assert got["sglang_version"].value == version, line
+    # a variable assigned from something else, or never: nothing inferred
+    assert "sglang_version" not in _infer("docker run --gpus all $IMG python3 -m sglang.launch_server --model-path m\n",
+                                          "serve.sh")
+    # and the flags are checked against that release: 0.5.11 still had --cuda-graph-max-bs
+    launch = ('IMG=lmsysorg/sglang:v0.5.11\ndocker run --gpus all --ipc=host $IMG '
+              'python3 -m sglang.launch_server --model-path m --cuda-graph-max-bs 16\n')
+    assert not check(launch, "serve.sh")
+    assert [f.code for f in check(launch.replace("v0.5.11", "latest"), "serve.sh")] == ["SGL031"]
+
+
 def test_slurm_gres_type():
     text = "#!/bin/bash\n#SBATCH --gres=gpu:h100:8\n#SBATCH --nodes=1\npython3 -m sglang.launch_server --model-path m --tp 8\n"
     got = _infer(text, "job.sbatch")

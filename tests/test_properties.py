@@ -295,3 +295,17 @@ def test_overlong_model_path_is_not_an_internal_error(tmp_path):
     doc = Document("python3 -m sglang.launch_server --model-path " + "a" * 300 + "\n", str(tmp_path / "x.sh"))
     result = check_document(doc)
     assert result.errors == []
+
+
+def test_compose_service_that_is_not_a_mapping():
+    # a `\` after `sglang:` makes the service a plain scalar; the compose placement read its
+    # mapping's bytes anyway (found by test_mutated_scripts_never_break_the_engine)
+    check_invariants("docker-compose.yml", mutate(SEEDS["docker-compose.yml"], [("insert", 527320, "\\")], False, False))
+    check_invariants("compose.yaml", b"services:\n  sglang: \\\n    image: lmsysorg/sglang:latest\n"
+                                     b"    command: python3 -m sglang.launch_server --model-path m --tp-size 2\n")
+
+
+def test_split_item_fix_with_a_k8s_variable_from_elsewhere():
+    # `- --model-path\n   $(MODEL)` folds into one item whose second word is expanded from the
+    # container's env: no "join with =" edit may span from the item back to the env value
+    check_invariants("lws_deepseek.yaml", mutate(SEEDS["lws_deepseek.yaml"], [("delete", 128216, 1)], False, False))

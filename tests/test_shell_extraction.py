@@ -109,6 +109,35 @@ def test_continuations_quotes_and_equals():
     assert doc.slice(esc.start, esc.end) == '\\"'
 
 
+def test_backslash_newline_inside_a_word_joins_it():
+    # bash drops `\`-newline wherever it stands, also inside a word (tree-sitter splits there)
+    text = (
+        "M=/models\n"
+        "python3 -m sglang.launch_server --model-path /public/hf/\\\n"
+        "Qwen/Qwen3-8B/ --port 3\\\n"
+        "0000 --served-model-name $M\\\n"
+        "/x \\\n"
+        "  --host 0.0.0.0\n"
+    )
+    doc, inv = args_of(text)
+    assert [w.text for w in inv.args] == ["--model-path", "/public/hf/Qwen/Qwen3-8B/", "--port", "30000",
+                                          "--served-model-name", "/models/x", "--host", "0.0.0.0"]
+    assert src(doc, inv.args[1]) == "/public/hf/\\\nQwen/Qwen3-8B/"
+    # a character of the second part maps to its own line
+    q = inv.args[1].sub_span(len("/public/hf/"), len("/public/hf/Q"))
+    assert doc.slice(q.start, q.end) == "Q" and doc.byte_to_linecol(q.start) == (3, 1)
+    # a `\`-newline after a blank still separates words
+    assert src(doc, inv.args[6]) == "--host"
+
+
+def test_words_after_a_redirection_are_arguments():
+    # bash passes `--port 1` to the command; tree-sitter-bash files it under the redirection
+    text = "nohup python -m sglang.launch_server > log.txt --model-path m 2>&1 --port 1 &\n"
+    doc, inv = args_of(text)
+    assert [w.text for w in inv.args] == ["--model-path", "m", "--port", "1"]
+    assert [src(doc, w) for w in inv.args] == ["--model-path", "m", "--port", "1"]
+
+
 def test_variables_resolved_from_the_same_file():
     text = (
         "MODEL=/models/llama\n"

@@ -222,8 +222,44 @@ def _replace_fix(title: str, span: Span, text: str, applicability: Applicability
 
 def _suggest(cat: Catalog, flag: str) -> str | None:
     names = cat.long_names()
-    close = difflib.get_close_matches(flag, names, n=1, cutoff=0.75)
-    return close[0] if close else None
+    for close in difflib.get_close_matches(flag, names, n=5, cutoff=0.75):
+        if _alike_after_shared_words(flag, close):
+            return close
+    return None
+
+
+def _alike_after_shared_words(flag: str, name: str) -> bool:
+    """Whether ``flag`` and ``name`` are still alike once the words they share at the start go.
+
+    `--enable-kvstore` and `--enable-trace` look 75% alike only through `--enable-`; what they
+    enable has nothing in common, so offering one for the other would mislead.
+    """
+    a, b = flag.lstrip("-").split("-"), name.lstrip("-").split("-")
+    while a and b and a[0] == b[0]:
+        a, b = a[1:], b[1:]
+    if not a or not b:
+        return True  # one is the other plus more words
+    return difflib.SequenceMatcher(None, "-".join(a), "-".join(b)).ratio() >= 0.6
+
+
+def _removal_span(words: list[Word], use: FlagUse) -> Span:
+    """What to delete to remove ``use`` (flag and values) from a shell command: with the blank
+    (and any `\\`-newline) before it, or after it when it comes first, so that removing a flag
+    that had a continuation line of its own leaves no line holding only `\\`."""
+    span = use.span
+    index = use.index if use.index < len(words) and words[use.index] is use.word else None
+    if index is None:
+        return span
+    last = index if use.explicit else index + len(use.values)
+
+    def beside(w: Word) -> bool:
+        return w.origin == "shell" and w.span.path == span.path
+
+    if index > 0 and beside(words[index - 1]) and words[index - 1].span.end <= span.start:
+        return Span(words[index - 1].span.end, span.end, span.path)
+    if last + 1 < len(words) and beside(words[last + 1]) and words[last + 1].span.start >= span.end:
+        return Span(span.start, words[last + 1].span.start, span.path)
+    return span
 
 
 def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_required: bool = True,
@@ -268,7 +304,10 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             i += 1
             continue
         if c.kind == "X":
-            findings.append(_unknown_option(cat, c))
+            text = c.word.text or ""
+            value = text.split("=", 1)[1] if "=" in text else (
+                classified[i + 1].word.text if i + 1 < n and classified[i + 1].kind == "A" else None)
+            findings.append(release_findings.with_value_note(cat, _unknown_option(cat, c), value))
             owner_unknown = True
             blind = False
             i += 1
@@ -394,7 +433,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             fix = None
             if earlier.word.origin == "shell" and all(w.origin == "shell" for w in earlier.values):
                 fix = Fix(f"Remove the earlier `{earlier.written}`", Applicability.SAFE,
-                          (Edit(Span(earlier.span.start, earlier.span.end, earlier.span.path), ""),))
+                          (Edit(_removal_span(words, earlier), ""),))
             findings.append(
                 _finding("SGL009", msg, earlier.flag_span, flag=earlier.spelling,
                          related=[(last.flag_span, "the occurrence that wins")], fixes=[fix] if fix else [],
@@ -402,6 +441,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             )
 
     values = _defaults(cat, values)
+    findings = [_with_named_value(f, uses, words) for f in findings]
     findings = _one_per_token(findings)
 
     any_unknown = open_argv or any(c.kind == "U" and id(c) not in whole_values for c in classified)
@@ -631,6 +671,31 @@ def _check_deprecated(cat: Catalog, use: FlagUse, findings: list[Finding]) -> No
             use.flag_span, flag=use.spelling, fixes=fixes, tags=("deprecated",),
         )
     )
+
+
+_TAKES_VALUE_OF = re.compile(r"(--[a-z0-9][a-z0-9-]*) <([a-z0-9][a-z0-9-]*)>")
+
+
+def _with_named_value(f: Finding, uses: list[FlagUse], words: list[Word]) -> Finding:
+    """SGL008 whose replacement takes the value of another flag (`--enable-dp-attention`: "use
+    `--attn-dp-size <dp-size>`", sglang's help: instead of `--dp-size <dp-size>
+    --enable-dp-attention`): with that flag given, name the value and offer the migration,
+    which also drops the flag whose value moves (sglang refuses `--dp-size N --attn-dp-size N`)."""
+    m = _TAKES_VALUE_OF.search(f.message) if f.code == "SGL008" else None
+    if m is None:
+        return f
+    use = next((u for u in reversed(uses) if u.spelling == f.flag and u.word.span == f.span), None)
+    source = next((u for u in reversed(uses) if f"--{m.group(2)}" in u.option.option_strings), None)
+    if use is None or source is None or len(source.values) != 1 or source.values[0].text is None:
+        return f
+    value = source.values[0].text
+    target = f"{m.group(1)} {value}"
+    f.message += f": here `{target}` in place of `{source.written} {value}` and `{use.written}`"
+    shell = [use.word, source.word, *source.values]
+    if all(w.origin == "shell" and w.span.path == f.span.path for w in shell) and not source.explicit:
+        f.fixes = [Fix(f"Replace `{source.written} {value}` and `{use.written}` with `{target}`", Applicability.UNSAFE,
+                       (Edit(use.word.span, target), Edit(_removal_span(words, source), "")))]
+    return f
 
 
 def _stray_or_other_release(cat: Catalog, word: Word) -> Finding:

@@ -20,9 +20,11 @@ not say leaves the fact unknown.
 from __future__ import annotations
 
 import bisect
+import csv
 import functools
 import logging
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -570,7 +572,7 @@ class _YamlView:
         ipc = self.ex._scalar_text(sf["ipc"][0]) if "ipc" in sf else None
         if ipc == "host" or "shm_size" in sf:
             out.shm = True
-        elif ipc is not None or self.ex._overlaps_template(service.start_byte, service.end_byte):
+        elif ipc is not None or service is None or self.ex._overlaps_template(service.start_byte, service.end_byte):
             out.shm = None  # shared with another container (`service:x`), or a template
         else:
             out.shm = False
@@ -784,7 +786,6 @@ def _shell_view(path: str | None, text: str) -> _ShellView:
 
 _GRES = re.compile(r"^#SBATCH[ \t]+--(?P<option>gres[= ]gpu|gpus(?:-per-node|-per-task)?[= ])(?::|)"
                    r"(?:(?P<type>[A-Za-z][\w-]*):)?(?P<count>\d+)[ \t]*(?:#.*)?$", re.MULTILINE)
-_DOCKER_GPUS = re.compile(r"\s--gpus[= ]['\"]*(?P<value>[^\s'\"]+)['\"]*")
 
 
 _IMAGE_BYTES = re.compile(rb"sglang[\w.-]*[:@]")
@@ -837,18 +838,20 @@ class _ShellView:
                     out.shm = True
                 elif not re.search(r"\s--ipc[= ]|\$", words):
                     out.shm = False
-                gm = _DOCKER_GPUS.search(words)
-                count = _docker_gpu_count(gm.group("value")) if gm else None
-                if gm is not None and count is not None:
-                    a = offset + len(words[: gm.start("value")].encode("utf-8", "surrogateescape"))
-                    value = Value(str(count), Span(a, a + len(gm.group("value").encode())))
-                    out.gpu_limits = out.gpu_values = [(f"docker run --gpus {gm.group('value')}", value)]
+                gpus = self._docker_gpus(command, start)
+                count = _docker_gpu_count(gpus[0]) if gpus else None
+                if gpus is not None and count is not None:
+                    value = Value(str(count), gpus[2])
+                    out.gpu_limits = out.gpu_values = [(f"docker run --gpus {gpus[1]}", value)]
             for m in re.finditer(r"\S+", words):
-                if m.group().startswith("-"):
+                token, a = m.group(), offset + len(words[: m.start()].encode("utf-8", "surrogateescape"))
+                if token.startswith("--container-image="):  # srun with pyxis/enroot
+                    token, a = token[len("--container-image="):], a + len("--container-image=")
+                elif token.startswith("-"):
                     continue
-                if _IMAGE.match(m.group()) and ("/" in m.group() or ":" in m.group()):
-                    a = offset + len(words[: m.start()].encode("utf-8", "surrogateescape"))
-                    out.image = Value(m.group(), Span(a, a + len(m.group().encode("utf-8", "surrogateescape"))))
+                image = self._image_word(token, a, start)
+                if image is not None:
+                    out.image = image
         if out.containerized:
             return out
         if self.per_node is not None:
@@ -861,6 +864,51 @@ class _ShellView:
                     break
         return out
 
+    def _image_word(self, token: str, a: int, before: int) -> Value | None:
+        """``token`` (at byte ``a``) as an sglang image reference: written as is, quoted, or a
+        `$NAME` whose last plain assignment before byte ``before`` names one (`IMG=lmsysorg/…`)."""
+        if len(token) > 1 and token[0] == token[-1] and token[0] in "'\"":
+            token, a = token[1:-1], a + 1
+        name = re.fullmatch(r"\$(?:\{(\w+)\}|(\w+))", token)
+        if name is not None:
+            span = self._assignment_span(name.group(1) or name.group(2), before)
+            if span is None:
+                return None
+            token, a = self.doc.data[span.start:span.end].decode("utf-8", "surrogateescape"), span.start
+        reference = token.removeprefix("docker://").replace("#", "/", 1)  # pyxis writes registry#image
+        if _IMAGE.match(reference) and ("/" in reference or ":" in reference):
+            return Value(reference, Span(a, a + len(token.encode("utf-8", "surrogateescape"))))
+        return None
+
+    def _docker_gpus(self, command: Any, before: int) -> tuple[str, str, Span] | None:
+        """`--gpus` among the words of ``command`` before byte ``before``: value, shown text, span.
+
+        The value is what the shell hands docker (`'"device=0, 1"'` → `"device=0, 1"`); the shown
+        text and the span are the word without its quotes (`device=0, 1`). ``None`` when absent
+        or not a literal.
+        """
+        data = self.doc.data
+        args = [c for c in command.children if c.end_byte <= before and c.type != "variable_assignment"]
+        for i, node in enumerate(args):
+            raw = data[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
+            if raw == "--gpus" and i + 1 < len(args):
+                node = args[i + 1]
+                raw, lead = data[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape"), 0
+            elif raw.startswith("--gpus="):
+                lead = len("--gpus=")
+            else:
+                continue
+            word = _shell_literal(raw)
+            if word is None:
+                return None
+            value = word[lead:]
+            inner = raw[lead:]
+            strip = len(inner) - len(inner.lstrip("'\""))
+            inner = inner.strip("'\"")
+            a = node.start_byte + len(raw[: lead + strip].encode("utf-8", "surrogateescape"))
+            return value, inner, Span(a, a + len(inner.encode("utf-8", "surrogateescape")))
+        return None
+
     def _assignment_span(self, name: str, before: int) -> Span | None:
         """The value range of the last `NAME=value` written before byte ``before``."""
         pattern = re.compile(rb"(?:^|[\s;])(?:export[ \t]+)?" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
@@ -870,15 +918,37 @@ class _ShellView:
         return found
 
 
+def _shell_literal(raw: str) -> str | None:
+    """The single word the shell makes of ``raw``, or ``None`` when it expands anything."""
+    if "$" in raw or "`" in raw:
+        return None
+    try:
+        words = shlex.split(raw)
+    except ValueError:
+        return None
+    return words[0] if len(words) == 1 else None
+
+
 def _docker_gpu_count(value: str) -> int | None:
-    """GPUs of `docker run --gpus VALUE`: a number, `count=N`, or `device=0,1` (`all`: not known)."""
-    for part in value.split(","):
-        if part.isdigit() and "=" not in value:
-            return int(part)
-    m = re.search(r"(?:^|,)count=(\d+)", value)
-    if m:
-        return int(m.group(1))
-    m = re.search(r"device=([\w:,.-]+)", value)
-    if m:
-        return len([d for d in m.group(1).split(",") if d and "=" not in d])
-    return None
+    """GPUs of `docker run --gpus VALUE`: a number, `count=N`, or `device=0,1` (`all`: not known).
+
+    docker reads VALUE as one CSV record (docker/cli `opts/gpus.go`), so a device list with
+    commas has to be quoted inside it: `'"device=0,1"'`.
+    """
+    try:
+        fields = next(csv.reader([value]), [])
+    except csv.Error:
+        return None
+    counts: list[int] = []
+    devices: list[int] = []
+    for field in fields:
+        key, eq, val = field.partition("=")
+        if not eq and key.strip().isdigit():
+            counts.append(int(key))
+        elif key == "count" and val.strip().isdigit():
+            counts.append(int(val))
+        elif key == "device":
+            devices.append(len([d for d in val.split(",") if d.strip()]))
+    if len(counts) + len(devices) != 1:
+        return None  # `all`, nothing, or a request docker itself refuses (`device=0,1` unquoted)
+    return (counts or devices)[0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import logging
 import os
 import re
@@ -28,7 +29,7 @@ from .findings import Applicability, CheckError, Edit, Finding, Fix, Severity, S
 from .invocation import Invocation, Word
 from .kb_engine import add_inferred, kb_findings
 from .shell import Source, extract
-from .shell_checks import continuation_findings
+from .shell_checks import HeredocFile, continuation_findings, explain_placeholders, heredoc_files
 
 log = logging.getLogger(__name__)
 
@@ -145,11 +146,45 @@ def _check_shell(doc: Document, cat: Catalog, result: Result, old_tree: Any = No
     result.invocations = script.invocations
     file_context.attach(result, script.invocations)
     result.findings += continuation_findings(doc, script)
+    written = heredoc_files(doc, script) if b"<<" in doc.data else []
+    reported: set[int] = set()
     for inv in script.invocations:
         if inv.kind != "server":
             continue
-        _check_invocation(inv, cat, result)
-    result.findings = _without_echoes(result.findings)
+        refs = _heredoc_config_refs(inv, written, cat, result, reported) if written else None
+        _check_invocation(inv, cat, result, refs)
+    result.findings = _without_echoes(explain_placeholders(doc, result.findings, result.parsed))
+
+
+def _heredoc_config_refs(inv: Invocation, written: list[HeredocFile], cat: Catalog, result: Result,
+                         reported: set[int]) -> dict:
+    """`--config NAME` of a launch whose script wrote NAME from a here-document before it: the
+    config is read from the here-document, its findings placed on its lines."""
+    from .yaml_extract import ConfigRef, _remap_config
+
+    refs: dict = {}
+    args = inv.args
+    for i, w in enumerate(args[:-1]):
+        path_word = args[i + 1]
+        if w.text != "--config" or path_word.text is None or path_word.span.path is not None:
+            continue
+        name = os.path.normpath(path_word.text)
+        source = next((h for h in reversed(written) if h.name == name and h.written_at <= inv.span.start), None)
+        if source is None:
+            continue
+        key = (path_word.span.start, path_word.span.end)
+        if source.text is None or Path(name).suffix.lower() not in (".yaml", ".yml"):
+            refs[key] = ConfigRef(unknown=True)  # built from variables (or not YAML): not knowable here
+            continue
+        cfg = read_config(source.text, None, cat)
+        if source.char_spans:
+            start, end = source.char_spans[0][0], source.char_spans[-1][1]
+            _remap_config(cfg, Word(source.text, Span(start, end), source.char_spans))
+        if source.written_at not in reported:  # each here-document's own findings once
+            reported.add(source.written_at)
+            result.findings += cfg.findings
+        refs[key] = ConfigRef(words=cfg.words) if cfg.is_mapping else ConfigRef(unknown=True)
+    return refs
 
 
 def _program_span(inv: Invocation) -> Span:
@@ -165,7 +200,7 @@ def _check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs
     cat = _catalog_of(inv, cat, result)
     args = list(inv.args)
     if inv.program and inv.program[-1].text == "serve":
-        args = _serve_argv(args)
+        args = _serve_argv(args, cat)
         if args is None:
             return
     config_words, config_known = _config_words(args, inv, cat, result, config_refs)
@@ -199,10 +234,41 @@ def _catalog_named(version: str | None, fallback: Catalog | None = None) -> Cata
         return fallback or load_catalog(None)
 
 
-def _serve_argv(args: list[Word]) -> list[Word] | None:
+_DIFFUSION_FLAGS_PATH = Path(__file__).resolve().parent / "data" / "diffusion_serve_flags.json"
+# diffusion-server flags that, in an LLM launch, are more likely a habit from another server
+_NOT_DIFFUSION_SIGNALS = frozenset({"--model-id", "--master-port", "--backend"})
+
+
+@functools.lru_cache(maxsize=1)
+def _diffusion_flags() -> frozenset[str]:
+    """Flags of sglang's diffusion server (tools/diffusion_flags.py; sglang 0.5.23)."""
+    try:
+        return frozenset(json.loads(_DIFFUSION_FLAGS_PATH.read_text(encoding="utf-8"))["flags"])
+    except (OSError, ValueError, KeyError) as e:
+        log.warning("diffusion flag list unreadable (%s); every `sglang serve` is read as an LLM launch", e)
+        return frozenset()
+
+
+def _diffusion_signal(words: list[Word], cat: Catalog) -> bool:
+    """Whether `sglang serve` is given a flag only sglang's diffusion server has (`--num-gpus`,
+    `--performance-mode` …): sglang serves a diffusion model with another parser
+    (sglang/cli/serve.py), and the model, which decides it, is usually not visible here."""
+    flags = _diffusion_flags()
+    for w in words:
+        if w.text is None or not w.text.startswith("--"):
+            continue
+        flag = w.text.split("=", 1)[0]
+        if flag in flags and flag not in _NOT_DIFFUSION_SIGNALS and cat.lookup(flag) is None \
+                and not cat.prefix_matches(flag):
+            return True
+    return False
+
+
+def _serve_argv(args: list[Word], cat: Catalog) -> list[Word] | None:
     """What `sglang serve` hands to the server parser: `--model-type X` removed, and a first word
     that is not a flag taken as the model path (sglang/cli/serve.py). ``None`` when another
-    backend than the LLM server is selected."""
+    backend than the LLM server is selected, or when a flag only the diffusion server knows
+    says the launch is meant for a diffusion model."""
     out: list[Word] = []
     i = 0
     backend = "auto"
@@ -218,7 +284,7 @@ def _serve_argv(args: list[Word]) -> list[Word] | None:
             continue
         out.append(args[i])
         i += 1
-    if backend not in ("auto", "llm"):
+    if backend not in ("auto", "llm") or (backend == "auto" and _diffusion_signal(out, cat)):
         return None
     if out and out[0].text is not None and not out[0].text.startswith("-"):
         first = out[0]

@@ -63,6 +63,27 @@ def flag_finding(cat: Catalog, word: Word, flag: str, span: Span, error: str | N
     return _finding("SGL032", msg, span, flag=flag, sglang_error=error)
 
 
+def with_value_note(cat: Catalog, finding: Finding, value: str | None) -> Finding:
+    """SGL031 whose replacement takes other values than the removed flag was given: say so, and
+    keep only the display fix (a rename would leave sglang a value it refuses).
+
+    `--nsa-prefill-cp-mode round-robin-split` was replaced by `--cp-strategy`, whose choices are
+    `zigzag` and `interleave`: renaming the flag alone does not migrate the launch.
+    """
+    if finding.code != "SGL031" or value is None or finding.flag is None:
+        return finding
+    repl = versions.replacement_chain(finding.flag, cat.sglang_version)
+    m = _REPLACEMENT.fullmatch(repl) if repl else None
+    new = cat.lookup(m.group(1)) if m is not None and m.group(3) is None else None
+    if new is None or not new.choices or value in (str(c) for c in new.choices):
+        return finding
+    choices = ", ".join(f"`{c}`" for c in new.choices)
+    finding.message += f" (which takes {choices}, not `{value}`: the value has to change too)"
+    finding.fixes = [f for f in finding.fixes if f.applicability == Applicability.DISPLAY] or \
+        [Fix(f"Use `{repl}` with one of its values instead", Applicability.DISPLAY, ())]
+    return finding
+
+
 def abbreviation_finding(cat: Catalog, word: Word, written: str, spelling: str, span: Span) -> Finding | None:
     """A flag of another release that the target reads as an abbreviation of a different flag
     (sglang's parser allows unique prefixes): SGL031/SGL032 saying so, instead of SGL007."""

@@ -592,40 +592,84 @@ def _plain_word(source: Source, arg: ts.Node) -> Word | None:
     return Word(raw.decode("ascii"), Span(arg.start_byte, arg.end_byte, source.path), CharRun(a, b - a), quote, "", "shell")
 
 
+_CONTINUATION = re.compile(rb"\\\r?\n")
+
+
+def _glued(scope: Scope, before: ts.Node | None, arg: ts.Node) -> bool:
+    """Whether ``arg`` continues the word of ``before``: only `\\`-newline between them, which
+    bash removes (tree-sitter-bash splits the word there)."""
+    return before is not None and _CONTINUATION.fullmatch(scope.source.data, before.end_byte, arg.start_byte) is not None
+
+
+def _glue(a: Word, b: Word) -> Word:
+    """One word of ``a`` followed by ``b`` (a word written across a `\\`-newline)."""
+    span = Span(a.span.start, b.span.end, a.span.path) if a.span.path == b.span.path else a.span
+    origin = a.origin if a.origin == b.origin else "variable"
+    if a.text is None or b.text is None:
+        return Word(None, span, None, None, a.known_prefix if a.text is None else a.text + b.known_prefix, origin)
+    spans = None if a.char_spans is None or b.char_spans is None else [*a.char_spans, *b.char_spans]
+    return Word(a.text + b.text, span, spans, a.quote if a.quote == b.quote else None, "", origin)
+
+
 def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]) -> list[Word]:
     words: list[Word] = []
+    before: ts.Node | None = None
     for arg in node_args:
         if arg.type in ("file_redirect", "heredoc_redirect", "herestring_redirect", "comment"):
+            before = None
             continue
-        plain = _plain_word(scope.source, arg)
-        if plain is not None:
-            words.append(plain)
-            continue
-        span = scope.source.span(arg.start_byte, arg.end_byte)
-        pieces = expand_node(scope, arg)
-        from_variable = arg.type in ("simple_expansion", "expansion") or (
-            arg.type == "string" and len(arg.named_children) == 1 and arg.named_children[0].type == "expansion"
-            and len(pieces) != 1
-        )
-        for piece in pieces:
-            if piece is None:
-                open_flag[0] = True
-                words.append(Word(None, span, None, _quote_of(arg), "", "shell"))
-                continue
-            if piece.unknown:
-                words.append(Word(None, span, None, _quote_of(arg), piece.prefix, "shell"))
-                continue
-            origin = "shell"
-            word_span = span
-            # characters that come from outside this word (a variable's definition)
-            if piece.spans and not (span.start <= min(piece.spans)[0] and max(piece.spans)[0] < span.end):
-                origin = "variable"
-                first, last = piece.spans[0][0], piece.spans[-1][1]
-                if from_variable and len(pieces) > 1 and first <= last:
-                    # a word of an array or of a split expansion: point at its definition
-                    word_span = Span(first, last, span.path)
-            words.append(Word(piece.text, word_span, piece.spans, _quote_of(arg), "", origin))
+        glue = _glued(scope, before, arg) and bool(words)
+        before = arg
+        mark = len(words)
+        _arg_words(scope, arg, open_flag, words)
+        if glue and len(words) > mark:
+            words[mark - 1:mark + 1] = [_glue(words[mark - 1], words[mark])]
     return words
+
+
+def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Word]) -> None:
+    """Append the words the shell makes of the argument node ``arg``."""
+    plain = _plain_word(scope.source, arg)
+    if plain is not None:
+        words.append(plain)
+        return
+    span = scope.source.span(arg.start_byte, arg.end_byte)
+    pieces = expand_node(scope, arg)
+    from_variable = arg.type in ("simple_expansion", "expansion") or (
+        arg.type == "string" and len(arg.named_children) == 1 and arg.named_children[0].type == "expansion"
+        and len(pieces) != 1
+    )
+    for piece in pieces:
+        if piece is None:
+            open_flag[0] = True
+            words.append(Word(None, span, None, _quote_of(arg), "", "shell"))
+            continue
+        if piece.unknown:
+            words.append(Word(None, span, None, _quote_of(arg), piece.prefix, "shell"))
+            continue
+        origin = "shell"
+        word_span = span
+        # characters that come from outside this word (a variable's definition)
+        if piece.spans and not (span.start <= min(piece.spans)[0] and max(piece.spans)[0] < span.end):
+            origin = "variable"
+            first, last = piece.spans[0][0], piece.spans[-1][1]
+            if from_variable and len(pieces) > 1 and first <= last:
+                # a word of an array or of a split expansion: point at its definition
+                word_span = Span(first, last, span.path)
+        words.append(Word(piece.text, word_span, piece.spans, _quote_of(arg), "", origin))
+
+
+def _after_redirects(cmd: ts.Node) -> list[ts.Node]:
+    """Arguments written after a redirection (`cmd > log --port 1`): bash passes them to the
+    command, tree-sitter-bash files them as further destinations of the redirection."""
+    parent = cmd.parent
+    if parent is None or parent.type != "redirected_statement" or parent.child_by_field_name("body") != cmd:
+        return []
+    extra: list[ts.Node] = []
+    for child in parent.named_children:
+        if child.type == "file_redirect":
+            extra += child.children_by_field_name("destination")[1:]
+    return extra
 
 
 def _env_of(scope: Scope, env_nodes: list[ts.Node]) -> dict[str, str | None]:
@@ -662,7 +706,7 @@ def extract(source: Source, base_dir: str | None = None, depth: int = 0,
         words = _command_words(scope, [name_node], open_flag)
         if not words or not may_start_launch(words[0]):
             continue  # an unrelated command: its arguments are never expanded
-        words += _command_words(scope, cmd.children_by_field_name("argument"), open_flag)
+        words += _command_words(scope, cmd.children_by_field_name("argument") + _after_redirects(cmd), open_flag)
         match = match_launch(words)
         if match is None:
             continue

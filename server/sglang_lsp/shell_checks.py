@@ -1,9 +1,14 @@
 """Catalog checks that look at the shell text around a launch command rather than its argv:
-the two classic ways a `\\`-continued command silently loses its last flags."""
+the two classic ways a `\\`-continued command silently loses its last flags, the
+documentation placeholder (`--model-path <model>`) that the shell reads as redirections, and the
+files a script writes with a here-document (a `--config` YAML made on the spot)."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
+from dataclasses import dataclass
 
 from . import rules
 from .document import Document
@@ -12,6 +17,52 @@ from .shell import ShellScript
 
 _COMMENT_CUT = re.compile(rb"[ \t]*\\\r?\n((?:[ \t]*#[^\n]*\n)+)([ \t]*)(-[^\s\\]*)")
 _SPACE_AFTER_BACKSLASH = re.compile(rb"\\([ \t]+)(?=\r?\n|\Z)")
+_PLACEHOLDER = re.compile(rb"[ \t]*(<([A-Za-z_][^<>\s]*)>)")
+
+
+def explain_placeholders(doc: Document, findings: list[Finding], parsed: list) -> list[Finding]:
+    """A value flag followed by a documentation placeholder `<NAME>`: SGL004, saying why.
+
+    `--dist-init-addr <MASTER_IP>` copied from a README gives sglang no such value: bash reads
+    `<MASTER_IP` as "standard input from the file MASTER_IP" and `>` as "standard output to the
+    next word", so the placeholder and the word after it never reach sglang (and bash stops when
+    the file is missing). An SGL004 the argv already produced for that flag gets the
+    explanation; otherwise (the flag took a later word as its value) one is added.
+    """
+    out = []
+    explained: set[int] = set()
+    for f in findings:
+        m = _PLACEHOLDER.match(doc.data, f.span.end) if f.code == "SGL004" and f.span.path is None else None
+        if m is None:
+            out.append(f)
+            continue
+        explained.add(f.span.start)
+        out.append(dataclasses.replace(f, message=f"{f.message}: {_placeholder_note(m)}",
+                                       related=[*f.related, (Span(m.start(1), m.end(1)), "shell redirections, not a value")]))
+    for args in parsed:
+        for use in args.uses:
+            span = use.word.span
+            if use.word.origin != "shell" or span.path is not None or use.option.is_switch or use.explicit \
+                    or span.start in explained:
+                continue
+            m = _PLACEHOLDER.match(doc.data, span.end)
+            if m is None:
+                continue
+            explained.add(span.start)
+            out.append(Finding(
+                "SGL004", rules.get("SGL004").severity,
+                f"`{use.written}` gets no value here: {_placeholder_note(m)}", Span(span.start, span.end),
+                flag=use.spelling, related=[(Span(m.start(1), m.end(1)), "shell redirections, not a value")],
+            ))
+    return out
+
+
+def _placeholder_note(m: re.Match) -> str:
+    shown = m.group(1).decode("utf-8", "surrogateescape")
+    name = m.group(2).decode("utf-8", "surrogateescape")
+    return (f"`{shown}` is not a value but two shell redirections (standard input from a file `{name}`, "
+            f"standard output to the word after it), so bash stops on the missing file or runs sglang "
+            f"without these words; write the real value in its place")
 
 
 def continuation_findings(doc: Document, script: ShellScript) -> list[Finding]:
@@ -52,3 +103,64 @@ def continuation_findings(doc: Document, script: ShellScript) -> list[Finding]:
                 fixes=[Fix("Remove the whitespace after `\\`", Applicability.SAFE, (Edit(ws, ""),))],
             ))
     return out
+
+
+@dataclass
+class HeredocFile:
+    """A file the script writes from a here-document (`cat > f.yaml <<EOF … EOF`)."""
+
+    name: str  # the target as written, normalised (`./f.yaml` → `f.yaml`)
+    written_at: int  # end byte of the writing command
+    text: str | None  # the contents; None when they depend on expansions
+    char_spans: list[tuple[int, int]]  # source bytes of each character of ``text``
+
+
+_EXPANSIONS = ("simple_expansion", "expansion", "command_substitution", "arithmetic_expansion")
+
+
+def heredoc_files(doc: Document, script: ShellScript) -> list[HeredocFile]:
+    """Files written by `cat > NAME <<EOF`, `cat <<EOF > NAME` or `tee NAME <<EOF`, in order."""
+    data = doc.data
+    out: list[HeredocFile] = []
+    stack = [script.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type != "redirected_statement":
+            stack.extend(reversed(node.named_children))
+            continue
+        body = node.child_by_field_name("body")
+        heredoc = next((c for c in node.named_children if c.type == "heredoc_redirect"), None)
+        if body is None or body.type != "command" or heredoc is None:
+            continue
+        name_node = body.child_by_field_name("name")
+        program = data[name_node.start_byte:name_node.end_byte] if name_node is not None else b""
+        args = body.children_by_field_name("argument")
+        redirects = [c for c in (*node.named_children, *heredoc.named_children) if c.type == "file_redirect"]
+        target = None
+        if program == b"cat" and not args:
+            outs = [r for r in redirects if r.children and r.children[0].type == ">"]
+            target = outs[0].child_by_field_name("destination") if len(outs) == 1 else None
+        elif program == b"tee" and len(args) == 1:
+            target = args[0]
+        if target is None or target.type != "word":
+            continue
+        name = os.path.normpath(data[target.start_byte:target.end_byte].decode("utf-8", "surrogateescape"))
+        start = next((c for c in heredoc.children if c.type == "heredoc_start"), None)
+        content = next((c for c in heredoc.named_children if c.type == "heredoc_body"), None)
+        strip_tabs = any(c.type == "<<-" for c in heredoc.children)
+        quoted = start is not None and data[start.start_byte:start.start_byte + 1] in (b"'", b'"', b"\\")
+        text, spans = None, []
+        if content is not None and not strip_tabs and (quoted or not any(
+                c.type in _EXPANSIONS for c in content.named_children)):
+            raw = data[content.start_byte:content.end_byte]
+            if quoted or b"\\" not in raw:
+                text = raw.decode("utf-8", "surrogateescape")
+                pos = content.start_byte
+                for ch in text:
+                    n = len(ch.encode("utf-8", "surrogateescape"))
+                    spans.append((pos, pos + n))
+                    pos += n
+        elif content is None:
+            text = ""
+        out.append(HeredocFile(name, node.end_byte, text, spans))
+    return sorted(out, key=lambda h: h.written_at)

@@ -477,8 +477,10 @@ class _Extractor:
             if len(tokens) == 2 and w.text == w.text.strip() and "=" not in tokens[0].group() and opt is not None \
                     and not opt.is_switch and not tokens[1].group().startswith("-"):
                 gap = Span(w.char_spans[tokens[0].end() - 1][1], w.char_spans[tokens[1].start()][0], w.span.path)
-                joined = f"{tokens[0].group()}={tokens[1].group()}"
-                fixes.append(Fix(f"Write it as one word: `{joined}`", Applicability.SAFE, (Edit(gap, "="),)))
+                if w.span.start <= gap.start <= gap.end <= w.span.end:
+                    # (not when the second word comes from a `$(VAR)` defined elsewhere in the file)
+                    joined = f"{tokens[0].group()}={tokens[1].group()}"
+                    fixes.append(Fix(f"Write it as one word: `{joined}`", Applicability.SAFE, (Edit(gap, "="),)))
             findings.append(self._finding(
                 "SGL026", f"`{w.text.strip()}` is one list item, so sglang receives it as a single argument "
                 f"(not {len(tokens)} words) and rejects it; write one item per word", w.sub_span(0, tokens[0].end()),
