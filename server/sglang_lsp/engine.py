@@ -29,7 +29,8 @@ from .findings import Applicability, CheckError, Edit, Finding, Fix, Severity, S
 from .invocation import Invocation, Word
 from .kb_engine import add_inferred, kb_findings
 from .shell import Source, extract
-from .shell_checks import HeredocFile, continuation_findings, explain_placeholders, heredoc_files
+from .shell_checks import (HeredocFile, continuation_findings, explain_placeholders, heredoc_files,
+                           unassigned_variable_findings)
 
 log = logging.getLogger(__name__)
 
@@ -146,6 +147,7 @@ def _check_shell(doc: Document, cat: Catalog, result: Result, old_tree: Any = No
     result.invocations = script.invocations
     file_context.attach(result, script.invocations)
     result.findings += continuation_findings(doc, script)
+    result.findings += unassigned_variable_findings(doc, script)
     written = heredoc_files(doc, script) if b"<<" in doc.data else []
     reported: set[int] = set()
     for inv in script.invocations:

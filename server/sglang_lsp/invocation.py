@@ -106,6 +106,8 @@ class Invocation:
     env: dict[str, str | None] = field(default_factory=dict)  # prefix / exported variables
     base_dir: str | None = None  # directory relative paths (e.g. --config) resolve against
     nested: bool = False  # found inside an `sh -c` string
+    # `$name` / `${name}` expansions in the command that the file never assigns: (name, range)
+    unassigned: list[tuple[str, Span]] = field(default_factory=list)
 
     @property
     def label(self) -> str:

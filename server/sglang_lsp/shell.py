@@ -182,6 +182,7 @@ class Scope:
         self.clobbers: dict[str, list[ts.Node]] = {}
         self.clobber_all: list[ts.Node] = []
         self.outer_env = outer_env or {}
+        self.unassigned: list[tuple[str, ts.Node]] = []  # `$X` the file never assigns, as they are met
         data = source.data
         for node in pass_.assignments:
             name_node = node.child_by_field_name("name")
@@ -410,6 +411,8 @@ def _expand_var(scope: Scope, node: ts.Node, depth: int) -> _Val | list[_Val]:
             return unknown  # $1, $@, $*, $#, $$ …
         name = scope._text(name_node)
         value = scope.scalar(name, node, depth)
+        if value is None:
+            scope.unassigned.append((name, name_node))
         return unknown if value is None else value
     name, op, operand, whole_array = _expansion_parts(scope, node)
     if name is None or op in ("other", "index") or (node.children and node.children[1].type in ("#", "!")):
@@ -419,6 +422,8 @@ def _expand_var(scope: Scope, node: ts.Node, depth: int) -> _Val | list[_Val]:
         return unknown if elements is None else elements
     value = scope.scalar(name, node, depth)
     if op is None:
+        if value is None:
+            scope.unassigned.append((name, next((c for c in node.named_children if c.type == "variable_name"), node)))
         return unknown if value is None else value
     if op in (":-", "-", ":=", "="):
         if value is None:
@@ -567,6 +572,7 @@ class ShellScript:
     invocations: list[Invocation]
     tree: ts.Tree
     source: Source
+    scope: "Scope | None" = None
 
 
 def _plain_word(source: Source, arg: ts.Node) -> Word | None:
@@ -703,6 +709,7 @@ def extract(source: Source, base_dir: str | None = None, depth: int = 0,
         if not may_contain_launch(data[cmd.start_byte : cmd.end_byte]):
             continue
         open_flag = [False]
+        del scope.unassigned[:]
         words = _command_words(scope, [name_node], open_flag)
         if not words or not may_start_launch(words[0]):
             continue  # an unrelated command: its arguments are never expanded
@@ -741,6 +748,8 @@ def extract(source: Source, base_dir: str | None = None, depth: int = 0,
                 open=open_flag[0],
                 env=env,
                 base_dir=base_dir,
+                unassigned=[(n, source.span(node.start_byte, node.end_byte)) for n, node in scope.unassigned
+                            if cmd.start_byte <= node.start_byte < cmd.end_byte],
             )
         )
-    return ShellScript(invocations, tree, source)
+    return ShellScript(invocations, tree, source, scope)

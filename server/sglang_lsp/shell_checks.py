@@ -6,6 +6,7 @@ files a script writes with a here-document (a `--config` YAML made on the spot).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import re
 from dataclasses import dataclass
@@ -164,3 +165,44 @@ def heredoc_files(doc: Document, script: ShellScript) -> list[HeredocFile]:
             text = ""
         out.append(HeredocFile(name, node.end_byte, text, spans))
     return sorted(out, key=lambda h: h.written_at)
+
+
+# Variables a launch may read from the environment it starts in, though written in lower case.
+_ENVIRONMENT_NAMES = {"home", "user", "path", "pwd", "hostname", "shell", "term", "lang", "http_proxy",
+                      "https_proxy", "no_proxy", "all_proxy", "ftp_proxy"}
+_SHELL_SOURCING = re.compile(rb"(?m)(?:^|[;&|({]|\bthen\b|\bdo\b)[ \t]*(?:source|\.|eval)[ \t]")
+
+
+def unassigned_variable_findings(doc: Document, script: ShellScript) -> list[Finding]:
+    """SGL062: a lower-case ``$name`` in a launch that the script never gives a value.
+
+    Conservative like ShellCheck's SC2154: upper-case names are taken to be the environment's
+    (``$SLURM_NODEID``, ``$MODEL_PATH`` exported by a job template), and nothing is reported in a
+    script that ``source``s, ``.``-includes or ``eval``s anything, or that names the variable
+    anywhere else (a ``read``, ``getopts``, ``printf -v``, ``mapfile``, a function's ``local`` …)."""
+    if script.scope is None or script.scope.clobber_all or _SHELL_SOURCING.search(doc.data):
+        return []
+    out: list[Finding] = []
+    assigned = sorted(script.scope.assignments)
+    seen: set[tuple[str, int]] = set()
+    for inv in script.invocations:
+        if inv.nested or inv.kind != "server" or inv.span.path is not None:
+            continue
+        for name, span in inv.unassigned:
+            if name.upper() == name or name.lower() in _ENVIRONMENT_NAMES or (name, span.start) in seen:
+                continue
+            seen.add((name, span.start))
+            n = re.escape(name.encode())
+            if re.search(rb"\b(?:read|getopts|mapfile|readarray|local|declare|typeset|export|readonly|printf|let)\b"
+                         rb"[^\n;|&]*(?<![\w$])" + n + rb"(?!\w)|(?<![\w$])" + n + rb"\+?=|\bfor[ \t]+" + n + rb"\b",
+                         doc.data):
+                continue  # read, getopts, printf -v, local … (or an assignment the parse missed) may set it
+            close = difflib.get_close_matches(name, assigned, n=1, cutoff=0.8)
+            msg = (f"`${name}` is never assigned in this script, so unless the environment the script "
+                   f"runs in defines it, bash puts an empty string here")
+            fixes = []
+            if close:
+                msg += f"; did you mean `${close[0]}`?"
+                fixes.append(Fix(f"Use `${close[0]}`", Applicability.UNSAFE, (Edit(span, close[0]),)))
+            out.append(Finding("SGL062", rules.get("SGL062").severity, msg, span, fixes=fixes))
+    return out

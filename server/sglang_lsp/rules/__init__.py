@@ -87,6 +87,7 @@ RULES: list[Rule] = [
     Rule("SGL059", "duplicate-node-rank", E, "Two nodes of one multi-node launch with the same `--node-rank`"),
     Rule("SGL060", "compose-interpolates-service-variable", W, "Compose `$VAR` in a command for a variable set only in the service's `environment:`"),
     Rule("SGL061", "image-for-other-gpu-vendor", E, "sglang image built for one GPU vendor (CUDA / ROCm) on the other vendor's GPUs"),
+    Rule("SGL062", "unassigned-script-variable", W, "Lower-case `$variable` in a launch that the script never assigns"),
 ]
 
 
