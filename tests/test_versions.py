@@ -577,3 +577,22 @@ spec:
     result = check_document(Document(manifest, "/tmp/pod.yaml", "yaml"))
     assert result.parsed[0].catalog.sglang_version == "0.5.10"
     assert "SGL050" in [f.code for f in result.findings]
+
+
+def test_check_guesses_the_release_from_the_working_directorys_virtualenv(tmp_path, capsys, monkeypatch):
+    """Like the editor: the sglang installed in ./.venv is the target when nothing else says,
+    below what the file says (a directive wins); nothing is run to find it."""
+    venv = tmp_path / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("")  # never executed: the metadata is read
+    meta = venv / "lib" / "python3.11" / "site-packages" / "sglang-0.4.3.dist-info"
+    meta.mkdir(parents=True)
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.4.3\n\n")
+    script = tmp_path / "run.sh"
+    script.write_text("python -m sglang.launch_server --model-path m --moe-a2a-backend deepep\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "check", "--format", "concise", "run.sh")
+    assert code == 1 and "SGL032" in out  # --moe-a2a-backend is newer than 0.4.3
+    script.write_text("# sglang-lsp: sglang=0.5.23\n" + script.read_text())
+    assert run(capsys, "check", "run.sh")[0] == 0  # the file's own word wins
+    assert run(capsys, "check", "--sglang-version", "0.5.23", "run.sh")[0] == 0

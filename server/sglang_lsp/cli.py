@@ -169,6 +169,13 @@ def _run_check(args: argparse.Namespace) -> int:
         return 2
     options = Options(sglang_version=version, gpu=args.gpu, select=args.select, ignore=args.ignore,
                       extend_select=args.extend_select, model_search_paths=(os.getcwd(),))
+    if version is None and not args.python:
+        # the sglang installed in the working directory's .venv/venv: a guess below what the
+        # files say (docs/configuration.md), as in the editor
+        from .user_catalogs import environment_version
+
+        options.environment_version = environment_version(None, (os.getcwd(),))
+        options.environment_detail = "sglang installed in the working directory's virtualenv"
     from .output import locate, render_json, render_text
 
     configs = _Configs(args)

@@ -17,9 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from .catalog import user_catalog_path
@@ -82,6 +80,9 @@ def _check_interpreter(python: str) -> None:
 def installed_version(python: str) -> str | None:
     """The sglang version ``python`` has installed: from the environment's metadata, else by
     asking the interpreter (``importlib.metadata``; sglang itself is not imported)."""
+    import subprocess
+    import tempfile
+
     _check_interpreter(python)
     found = version_in_environment(python)
     if found:
@@ -106,6 +107,9 @@ def _last_line(text: str) -> str:
 def build(python: str) -> tuple[str, Path, int]:
     """Run the extractor with ``python`` and store the catalog in the user's cache.
     Returns (sglang version, cache path, number of options)."""
+    import subprocess
+    import tempfile
+
     _check_interpreter(python)
     with tempfile.TemporaryDirectory(prefix="sglang-lsp-catalog-") as tmp:
         out = Path(tmp) / "catalog.json"
@@ -138,6 +142,8 @@ def build(python: str) -> tuple[str, Path, int]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
+    import tempfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -166,3 +172,23 @@ def ensure(python: str, version: str, quiet: bool = False) -> Path:
     if built != version:
         raise CheckError(f"{python}: sglang reports version {built}, its metadata says {version}")
     return path
+
+
+def environment_version(python: str | None, roots: tuple[str, ...] = ()) -> str | None:
+    """The release of the sglang installed for ``python``, else in the ``.venv``/``venv`` of
+    one of ``roots`` (read from its metadata, nothing is run); None when there is none or no
+    catalog is known for it."""
+    from .catalog import resolve_version
+
+    candidates = [python] if python else [workspace_python(r) for r in roots]
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        found = version_in_environment(candidate)
+        if found is None:
+            continue
+        try:
+            return resolve_version(found)
+        except CheckError:
+            continue  # a release no catalog is known for: keep the default
+    return None

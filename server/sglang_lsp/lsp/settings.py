@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog import resolve_version
+from ..user_catalogs import environment_version
 from ..engine import Options
 from ..findings import CheckError
 
@@ -50,23 +51,6 @@ class Settings:
         if self.sglang_version:
             return self.sglang_version
         return environment_version(self.python, roots)
-
-
-def environment_version(python: str | None, roots: tuple[str, ...] = ()) -> str | None:
-    from ..user_catalogs import version_in_environment, workspace_python
-
-    candidates = [python] if python else [workspace_python(r) for r in roots]
-    for candidate in candidates:
-        if candidate is None:
-            continue
-        found = version_in_environment(candidate)
-        if found is None:
-            continue
-        try:
-            return resolve_version(found)
-        except CheckError:
-            continue  # a release no catalog is known for: keep the default
-    return None
 
 
 @dataclass
