@@ -8,7 +8,8 @@ import pytest
 from sglang_lsp.argv import resolve
 from sglang_lsp.catalog import load_catalog
 from sglang_lsp.deployment_checks import gpus_per_node
-from sglang_lsp.engine import check
+from sglang_lsp.document import Document
+from sglang_lsp.engine import check, check_document
 from sglang_lsp.findings import Span
 from sglang_lsp.fixes import apply_fix
 from sglang_lsp.invocation import Word
@@ -442,7 +443,11 @@ def test_an_unknown_list_item_in_a_value_slot_keeps_the_gpu_checks():
     assert len(idle) == 1 and "uses 2" in idle[0].message
     # an unquoted `$MODEL` in a shell script may split into several words (flags among them): quiet
     script = _k8s('"sh", "-c", "python3 -m sglang.launch_server --model-path $MODEL --tp-size 2 --host 0.0.0.0"',
-                  "          resources:\n            limits: {nvidia.com/gpu: 4}\n").replace('args: ["--model-path", "m", ', "args: [")
+                  "          resources:\n            limits: {nvidia.com/gpu: 4}\n")
+    script = script.replace('command: ["python3", "-m", "sglang.launch_server"]\n          args: [', "command: [")
+    assert '"sh", "-c"' in script and "args:" not in script  # the launch is the `sh -c` script
+    result = check_document(Document(script, "deploy.yaml", "yaml"))
+    assert len(result.invocations) == 1 and result.parsed[0].open  # `$MODEL` may be several words
     assert _of(script, "deploy.yaml", "SGL051") == []
 
 

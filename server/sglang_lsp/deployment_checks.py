@@ -76,15 +76,12 @@ def deployment_findings(doc: Document, result: Any) -> list[Finding]:
 
 
 def _launches(doc: Document, result: Any) -> list[Launch]:
-    """Each server launch with the parse of its argv (matched by the words the parse used)."""
-    by_word = {id(w): inv for inv in result.invocations if inv.kind == "server" for w in inv.args}
+    """Each checked server launch with the parse of its argv."""
     out = []
-    seen: set[int] = set()
-    for parsed in result.parsed:
-        inv = next((by_word[id(u.word)] for u in parsed.uses if id(u.word) in by_word), None)
-        if inv is None or id(inv) in seen:
+    for inv in result.invocations:
+        parsed = result.launch_parses.get(id(inv))
+        if parsed is None:
             continue
-        seen.add(id(inv))
         where = placement(doc, inv, getattr(result, "tree", None))
         if where is not None and where.kind == "script" and doc.language == "shell" and not inv.nested:
             _script_env(doc, inv, where, getattr(result, "tree", None))

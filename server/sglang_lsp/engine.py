@@ -67,9 +67,15 @@ class Result:
     documents: dict[str, Document] = field(default_factory=dict)  # other files findings point into
     errors: list[str] = field(default_factory=list)  # internal errors, kept apart from findings
     tree: Any = None  # the tree-sitter tree of the checked text (shell), for incremental re-parsing
+    launch_parses: dict[int, ParsedArgs] = field(default_factory=dict)  # id(invocation) → the parse of its argv
     options: Options | None = None
     context: Any = None  # precedence.LaunchContext: gpu, sglang version, model … with their origins
     directives: Any = None  # directives.Directives of the checked file
+
+
+def launch_parse(result: Result, inv: Invocation) -> ParsedArgs | None:
+    """The parse of a launch's argv (None: a router launch, or one the engine does not check)."""
+    return result.launch_parses.get(id(inv))
 
 
 def detect_language(path: str | None, text: str) -> str | None:
@@ -208,6 +214,7 @@ def _check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs
     config_words, config_known = _config_words(args, inv, cat, result, config_refs)
     parsed = resolve(cat, config_words + args, open_argv=inv.open or not config_known, anchor=_program_span(inv))
     result.parsed.append(parsed)
+    result.launch_parses[id(inv)] = parsed
     result.findings += parsed.findings
     result.findings += kb_findings(parsed, inv, result, _program_span(inv))
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ...argv import FlagUse, ParsedArgs
 from ...document import Document
-from ...engine import Result
+from ...engine import Result, launch_parse
 from ...findings import Finding, Span
 from ...invocation import Invocation
 
@@ -53,28 +53,9 @@ def findings_at(result: Result, start: int, end: int | None = None) -> list[Find
 
 
 def server_invocations(result: Result) -> list[tuple[Invocation, ParsedArgs | None]]:
-    """Each launch with the parse of its argv (``None`` for router launches, which are not
-    parsed against the server catalog). A parse belongs to the launch whose words it used;
-    a parse of an empty argv goes to the next server launch in order."""
-    owner: dict[int, ParsedArgs] = {}
-    by_word = {id(w): i for i, inv in enumerate(result.invocations) for w in inv.args}
-    leftovers = []
-    for parsed in result.parsed:
-        index = next((by_word[id(u.word)] for u in parsed.uses if id(u.word) in by_word), None)
-        if index is None or index in owner:
-            leftovers.append(parsed)
-        else:
-            owner[index] = parsed
-    rest = iter(leftovers)
-    out = []
-    for i, inv in enumerate(result.invocations):
-        if inv.kind != "server":
-            out.append((inv, None))
-        elif i in owner:
-            out.append((inv, owner[i]))
-        else:
-            out.append((inv, next(rest, None)))
-    return out
+    """Each launch with the parse of its argv as the engine recorded it (``None`` for router
+    launches, which are not parsed against the server catalog, and launches it does not check)."""
+    return [(inv, launch_parse(result, inv)) for inv in result.invocations]
 
 
 def config_parses(result: Result) -> list[ParsedArgs]:

@@ -10,7 +10,7 @@ from lsprotocol import types
 from ... import rules
 from ...argv import UNKNOWN
 from ...catalog import Catalog, Option
-from ...engine import Result
+from ...engine import Result, launch_parse
 from ...findings import Finding, Span
 from ...valuetypes import describe
 from .. import convert
@@ -188,7 +188,7 @@ def _launch_at(result: Result, offset: int) -> tuple[Any, list[str]] | None:
             lines.append(f"sglang: `{version}` — {origin}")
         elif version is not None:
             lines.append(f"sglang: `{version}` (the bundled catalog; the file does not say)")
-        parsed = next((p for i, p in server_invocations(result) if i is inv and p is not None), None)
+        parsed = launch_parse(result, inv)
         if parsed is not None:
             from ...kb_engine import auto_selected
 
