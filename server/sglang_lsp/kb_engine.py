@@ -826,22 +826,10 @@ class _Plan:
         self.fired: dict[tuple, tuple[int, ...]] = {}  # (version, dummy model, inputs) → rules that fire
 
     def inputs(self, resolver: "LaunchResolver") -> tuple:
-        """The frozen value of every name (``args.*`` read inline, as ``LaunchResolver.arg``
-        would: most names are flags, and this runs for every launch of every check)."""
-        parsed = resolver.parsed
-        by_dest, opened, get = resolver.cat.by_dest, parsed.open, parsed.get
-        out = []
-        for name in self.names:
-            if name.startswith("args."):
-                dest = name[5:]
-                if dest not in by_dest:
-                    out.append(_UNHASHABLE)  # evaluated directly, where the error is reported if reached
-                elif opened and not parsed.is_explicit(dest):
-                    out.append(UNKNOWN)
-                else:
-                    out.append(_freeze(get(dest)))
-                continue
-            out.append(_frozen(resolver.value, name))
+        """The frozen value of every name (flag names straight through ``LaunchResolver.arg``:
+        most names are flags, and this runs for every launch of every check)."""
+        arg, value = resolver.arg, resolver.value
+        out = [_frozen(arg, name[5:]) if name.startswith("args.") else _frozen(value, name) for name in self.names]
         out += [_frozen(resolver.given, n) for n in self.given]
         return tuple(out)
 
