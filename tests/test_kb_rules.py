@@ -14,6 +14,7 @@ import pytest
 from sglang_lsp import rules
 from sglang_lsp.catalog import load_catalog
 from sglang_lsp.kb import RECORD_FIELDS, load_rule_files, validate, KbError
+from sglang_lsp.conditions import parse
 from sglang_lsp.kb_engine import kb_rules, validate_rule_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +22,7 @@ SEEDS = ROOT.parent / "shared" / "seeds"
 SEED_IDS = {"51240749c376f000", "717c9f910850c412", "5f16a94740f6bf7e", "a5a9144b79b0cc5b"}
 FILES = load_rule_files()
 CODES = [r["code"] for r in FILES]
+RULES = kb_rules()
 
 
 def test_there_are_rules_and_codes_are_sgl1xx_and_unique():
@@ -83,6 +85,37 @@ def test_docs_are_generated_from_the_rule_files():
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "kb_docs.py"), "--check"], capture_output=True,
                           text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_index_is_generated_from_the_rule_files():
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "kb_index.py"), "--check"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("rule", kb_rules(), ids=lambda r: r.code)
+def test_indexed_condition_is_the_parsed_one(rule):
+    # repr tells 1 from 1.0 and a tuple from a list, which == does not
+    assert repr(rule.condition) == repr(parse(rule.condition.source))
+    data = next(x for x in FILES if x["code"] == rule.code)
+    assert rule.data is data and rule.record is data["record"]
+    assert rule.condition.source == (data["condition"] or "false")
+    assert rule.sglang_error == (data.get("sglang_error") or data["record"]["messagePattern"])
+
+
+def test_without_the_index_the_rule_files_are_read(monkeypatch, tmp_path):
+    from sglang_lsp import kb, kb_engine
+
+    monkeypatch.setattr(kb, "INDEX_PATH", tmp_path / "missing.json")
+    kb.load_index.cache_clear()
+    kb_engine.kb_rules.cache_clear()
+    try:
+        fresh = kb_engine.kb_rules()
+        assert all(r.condition.tree is not None for r in fresh)
+        assert [repr(r) for r in fresh] == [repr(r) for r in RULES]  # parsed at load = read from the index
+    finally:
+        kb.load_index.cache_clear()
+        kb_engine.kb_rules.cache_clear()
 
 
 def test_validation_rejects_bad_files():

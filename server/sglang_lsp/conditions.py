@@ -484,3 +484,31 @@ def parse(source: str) -> Condition:
     if not isinstance(source, str) or not source.strip():
         raise ConditionError("empty condition")
     return Condition(source, _Parser(source).parse())
+
+
+def tree_to_data(node) -> Any:
+    """A parsed tree as JSON data (nodes become lists); :func:`from_tree` reads it back."""
+    if isinstance(node, (tuple, list)):
+        return [tree_to_data(x) for x in node]
+    return node
+
+
+def from_tree(source: str, data: Any) -> Condition:
+    """The condition ``parse(source)`` gives, from its tree stored with :func:`tree_to_data`
+    (``kb/index.json``: the knowledge base's conditions are not parsed again at every start)."""
+    return Condition(source, _node(data))
+
+
+def _node(n: list) -> tuple:
+    kind = n[0]
+    if kind in ("lit", "name"):
+        return (kind, n[1])
+    if kind in ("list", "and", "or"):
+        return (kind, [_node(x) for x in n[1]])
+    if kind == "call":
+        return (kind, n[1], [_node(x) for x in n[2]])
+    if kind in ("not", "neg"):
+        return (kind, _node(n[1]))
+    if kind in ("cmp", "arith"):
+        return (kind, n[1], _node(n[2]), _node(n[3]))
+    raise ConditionError(f"bad node {n!r}")

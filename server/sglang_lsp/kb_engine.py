@@ -27,7 +27,7 @@ from .context import DIM_FACTS, Context, GpuClass, GpuProfile, exported_env, fin
 from .deployment import Inferred, infer_context
 from .findings import Applicability, Edit, Finding, Fix, Severity, Span
 from .invocation import Invocation, Word
-from .kb import load_rule_files
+from .kb import load_index, rule_file
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +53,16 @@ class KbRule:
     skip_for_dummy_model: bool
     stage: str
     tags: tuple[str, ...]
-    record: dict
-    data: dict
+
+    @property
+    def data(self) -> dict:
+        """The whole rule file (read when first asked for: a check needs none of it)."""
+        return rule_file(self.code)
+
+    @property
+    def record(self) -> dict:
+        """The knowledge-base record the rule comes from (the schema of ../shared/seeds/)."""
+        return self.data["record"]
 
     @property
     def patterns(self) -> list[str]:
@@ -89,21 +97,23 @@ def version_in_range(version: str, spec: str) -> bool:
 
 
 def _build(data: dict) -> KbRule:
-    cond = conditions.parse(data["condition"] if data.get("condition") else "false")
+    """A rule from its entry in ``kb/index.json`` (condition already parsed, see :mod:`sglang_lsp.kb`)."""
+    source = data["condition"] if data.get("condition") else "false"
+    cond = conditions.parse(source) if data["tree"] is None else conditions.from_tree(source, data["tree"])
     sev = Severity(data["severity"])
     return KbRule(
         code=data["code"], name=data["name"], summary=data["summary"], severity=sev, kb_id=data["kb_id"],
         message=data["message"], condition=cond, anchor=tuple(data["anchor"]),
         related=tuple(data.get("related") or ()), fixes=tuple(data.get("fixes") or ()),
-        versions=data["sglang_versions"], sglang_error=data.get("sglang_error") or data["record"]["messagePattern"],
+        versions=data["sglang_versions"], sglang_error=data["sglang_error"],
         skip_for_dummy_model=bool(data.get("skip_for_dummy_model", True)), stage=data.get("stage") or "resolve",
-        tags=tuple(data.get("tags") or ()), record=data["record"], data=data,
+        tags=tuple(data.get("tags") or ()),
     )
 
 
 @functools.cache
 def kb_rules() -> tuple[KbRule, ...]:
-    return tuple(_build(d) for d in load_rule_files())
+    return tuple(_build(d) for d in load_index())
 
 
 def rule_by_code(code: str) -> KbRule | None:

@@ -2,7 +2,13 @@
 
 This module only reads and validates the files' shape; it imports nothing else from the
 package, so the rule registry can list knowledge-base rules without loading the engine.
-Conditions are parsed by :mod:`sglang_lsp.kb_engine` (never evaluated as Python).
+Conditions are parsed by :mod:`sglang_lsp.conditions` (never evaluated as Python).
+
+A check reads ``kb/index.json`` instead of the rule files: what the engine needs of every rule,
+with its condition already parsed, in one small file (start-up time of ``sglang-lsp check``).
+It is generated from the rule files by ``tools/kb_index.py``; ``tests/test_kb_rules.py`` fails
+when it is out of date. The documentary parts of a rule (its record, docs, notes) are read from
+its file when something asks for them (``explain``, hover).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 RULES_DIR = Path(__file__).resolve().parent / "rules"
+INDEX_PATH = Path(__file__).resolve().parent / "index.json"
 
 # the documentary fields of a knowledge-base record (the schema of ../shared/seeds/), kept verbatim
 RECORD_FIELDS = (
@@ -33,6 +40,9 @@ REQUIRED = ("code", "name", "summary", "severity", "kb_id", "message", "anchor",
 FIX_KINDS = ("set", "remove", "add")
 APPLICABILITIES = ("safe", "unsafe", "display")
 SEVERITIES = ("error", "warning", "info", "hint")
+# what kb/index.json keeps of a rule file (plus the parsed condition, ``tree``, and ``_file``)
+INDEX_FIELDS = ("code", "name", "summary", "severity", "tags", "kb_id", "message", "condition", "anchor", "related",
+                "fixes", "sglang_versions", "sglang_error", "skip_for_dummy_model", "stage")
 
 
 class KbError(ValueError):
@@ -103,4 +113,43 @@ def load_rule_files(directory: str | None = None) -> tuple[dict, ...]:
 
 def registry_entries() -> list[tuple[str, str, str, str, tuple[str, ...]]]:
     """(code, name, severity, summary, tags) of every knowledge-base rule, for the rule registry."""
-    return [(r["code"], r["name"], r["severity"], r["summary"], tuple(r.get("tags") or ())) for r in load_rule_files()]
+    return [(r["code"], r["name"], r["severity"], r["summary"], tuple(r.get("tags") or ())) for r in load_index()]
+
+
+def _entry(data: dict) -> dict:
+    entry = {k: data[k] for k in INDEX_FIELDS if k in data}
+    entry["sglang_error"] = data.get("sglang_error") or data["record"]["messagePattern"]
+    entry["_file"] = data["_file"]
+    return entry
+
+
+def build_index() -> dict:
+    """The contents of ``kb/index.json`` for the bundled rule files. ``sglang_error`` falls back
+    to the record's ``messagePattern``; ``tree`` is the condition as
+    :func:`sglang_lsp.conditions.parse` reads it (``"false"`` for a rule without one)."""
+    from ..conditions import parse, tree_to_data
+
+    entries = []
+    for data in load_rule_files():
+        entry = _entry(data)
+        entry["tree"] = tree_to_data(parse(data["condition"] if data.get("condition") else "false").tree)
+        entries.append(entry)
+    return {"generated_by": "tools/kb_index.py from kb/rules/*.json (do not edit)", "rules": entries}
+
+
+@functools.cache
+def load_index() -> tuple[dict, ...]:
+    """The entries of ``kb/index.json``, sorted by code. Without the file (a checkout where
+    ``tools/kb_index.py`` has not run yet) the rule files are read, and ``tree`` is ``None``:
+    the engine parses those conditions itself."""
+    try:
+        with INDEX_PATH.open(encoding="utf-8") as fh:
+            return tuple(json.load(fh)["rules"])
+    except FileNotFoundError:
+        return tuple({**_entry(d), "tree": None} for d in load_rule_files())
+
+
+@functools.cache
+def rule_file(code: str) -> dict:
+    """The whole rule file of a bundled rule (validated), by code."""
+    return next(r for r in load_rule_files() if r["code"] == code)
