@@ -10,16 +10,15 @@ from __future__ import annotations
 import bisect
 import functools
 import json
-import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import DEFAULT_SGLANG_VERSION
+from . import DEFAULT_SGLANG_VERSION, logger
 from .findings import CheckError
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 CATALOG_DIR = Path(__file__).resolve().parent / "data" / "catalogs"
 

@@ -22,18 +22,18 @@ from __future__ import annotations
 import bisect
 import csv
 import functools
-import logging
 import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import logger
 from .context import PROFILES, GpuClass, GpuProfile, gpu_profile, vendor_class
 from .document import Document
 from .findings import Span
 from .invocation import Invocation
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 # ---------------------------------------------------------------------------------------------
 # inferred values

@@ -10,13 +10,12 @@ flag value (or the YAML value) concerned, with the other side as related informa
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from . import rules
+from . import logger, rules
 from .argv import UNKNOWN, FlagUse, ParsedArgs
 from .context import exported_env
 from .deployment import GPU_LABELS, Placement, Probe, Value, gpu_from_resource, image_facts, placement
@@ -24,7 +23,7 @@ from .document import Document
 from .findings import Applicability, Edit, Finding, Fix, Span
 from .invocation import Invocation
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 # routes of sglang 0.5.23's HTTP server that answer GET (sglang/srt/entrypoints/http_server.py:
 # `@app.get` and the `@app.api_route(..., methods=[..."GET"...])` ones; `/metrics` with --enable-metrics)

@@ -12,14 +12,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import logging
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import file_context, rules
+from . import file_context, logger, rules
 from .argv import ParsedArgs, resolve
 from .catalog import Catalog, load_catalog
 from .config_file import read_config
@@ -32,7 +31,7 @@ from .shell import Source, extract
 from .shell_checks import (HeredocFile, continuation_findings, explain_placeholders, heredoc_files,
                            unassigned_variable_findings)
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 SHELL_EXTENSIONS = {".sh", ".bash", ".zsh", ".ksh", ".slurm", ".sbatch", ".command"}
 YAML_EXTENSIONS = {".yaml", ".yml"}

@@ -13,14 +13,13 @@ are documentation.
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import conditions
+from . import conditions, logger
 from .argv import UNKNOWN, FlagUse, ParsedArgs
 from .catalog import Catalog
 from .context import DIM_FACTS, Context, GpuClass, GpuProfile, exported_env, find_model_dir, gpu_profile, model_facts
@@ -29,7 +28,7 @@ from .findings import Applicability, Edit, Finding, Fix, Severity, Span
 from .invocation import Invocation, Word
 from .kb import load_index, rule_file
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 # ---------------------------------------------------------------------------------------------
