@@ -188,3 +188,30 @@ def test_check_path_does_not_import_pygls(tmp_path):
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(server)]))
     proc = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "-h"], ["check", "--bogus"], ["check", "--format", "xml", "a.sh"], ["check", "a.sh", "--version"],
+    ["check", "--config-file", "c.toml", "--isolated", "a.sh"], ["check", "--fail", "info", "a.sh"],
+    ["migrate", "-h"], ["migrate", "a.sh"], ["catalog", "-h"], ["catalog", "build"], ["catalog", "list", "x"],
+    ["rule"], ["rules", "-h"], ["explain", "-h"], ["kb", "import"], ["kb", "import", "-h"], ["serve", "--tcp", "x"],
+    ["serve", "-h"], ["check", "a.sh"], ["rule", "SGL001", "extra"],
+])
+def test_parser_of_the_named_subcommand_parses_like_the_full_one(argv, capsys, monkeypatch):
+    # main() builds only the parser of the subcommand argv names: help, errors and results must
+    # be those of the full parser
+    from sglang_lsp.cli import build_parser
+
+    monkeypatch.setenv("COLUMNS", "100")
+
+    def outcome(parser):
+        try:
+            ns = parser.parse_args(argv)
+            result = ("ok", sorted((k, repr(v)) for k, v in vars(ns).items()))
+        except SystemExit as exc:
+            result = ("exit", exc.code)
+        return result, capsys.readouterr()
+
+    full, only = outcome(build_parser()), outcome(build_parser(argv[0]))
+    assert only == full
+    assert full[1].out or full[1].err or full[0][0] == "ok"

@@ -41,12 +41,7 @@ def _codes(value: str) -> tuple[str, ...]:
     return tuple(c.strip().upper() for c in value.split(",") if c.strip())
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="sglang-lsp", description="Checks sglang launch commands in scripts and deployment files.")
-    p.add_argument("--version", action="version", version=f"sglang-lsp {__version__} (default sglang target {DEFAULT_SGLANG_VERSION})")
-    sub = p.add_subparsers(dest="command", parser_class=_Parser)
-
-    c = sub.add_parser("check", help="check files or directories")
+def _check_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument("paths", nargs="*", default=["."], help="files or directories; '-' reads standard input")
     c.add_argument("--format", choices=["text", "concise", "json", "sarif", "github", "junit", "gitlab"], default="text")
     c.add_argument("--gpu", help="target GPU profile (e.g. H100, B200, MI355X)")
@@ -74,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lowest severity that makes the exit code 1 (default: error)")
     c.add_argument("-q", "--quiet", action="store_true", help="no summary or progress messages on standard error")
 
-    m = sub.add_parser("migrate", help="propose (or apply) the flag migrations of an sglang upgrade")
+
+def _migrate_arguments(m: argparse.ArgumentParser) -> None:
     m.add_argument("paths", nargs="+", help="files or directories")
     m.add_argument("--to", required=True, metavar="VERSION", help="the sglang release to upgrade to")
     m.add_argument("--from", dest="from_version", metavar="VERSION",
@@ -83,24 +79,29 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--unsafe-fixes", action="store_true", help="also show (with --fix: apply) the unsafe migrations")
     m.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
 
-    cb = sub.add_parser("catalog", help="flag catalogs: build one from an installed sglang, list them")
+
+def _catalog_arguments(cb: argparse.ArgumentParser) -> None:
     cb_sub = cb.add_subparsers(dest="catalog_command", parser_class=_Parser)
     cbb = cb_sub.add_parser("build", help="build the catalog of the sglang installed for a Python interpreter")
     cbb.add_argument("--python", required=True, metavar="PATH", help="interpreter that can import sglang")
     cb_sub.add_parser("list", help="the versions a catalog is available for, and where the user's cache is")
 
-    r = sub.add_parser("rule", help="print a rule's documentation")
+
+def _rule_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("code")
 
-    rl = sub.add_parser("rules", help="list all rules")
+
+def _rules_arguments(rl: argparse.ArgumentParser) -> None:
     rl.add_argument("--tag", action="append", default=[], help="only rules with this tag (repeatable)")
 
-    e = sub.add_parser("explain", help="explain sglang error messages found in logs or tracebacks")
+
+def _explain_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("logs", nargs="*", help="log files (default: standard input)")
     e.add_argument("--script", help="a launch file: also point at the flag to change in it")
     e.add_argument("--gpu", help="target GPU profile for --script")
 
-    kb = sub.add_parser("kb", help="knowledge-base tools")
+
+def _kb_arguments(kb: argparse.ArgumentParser) -> None:
     kb_sub = kb.add_subparsers(dest="kb_command", parser_class=_Parser)
     ki = kb_sub.add_parser("import", help="turn knowledge-base records (JSON or rendered text) into rule files")
     ki.add_argument("files", nargs="+")
@@ -108,10 +109,40 @@ def build_parser() -> argparse.ArgumentParser:
     ki.add_argument("--first-code", type=int, help="number of the first new code (default: after the bundled rules)")
     ki.add_argument("--no-docs", action="store_true", help="do not write documentation drafts")
 
-    s = sub.add_parser("serve", help="run the language server (LSP over stdio by default)")
+
+def _serve_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--tcp", metavar="HOST:PORT", type=_host_port, help="listen on TCP instead of stdio")
     s.add_argument("--log-file", help="write logs to this file instead of standard error")
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+
+
+# subcommand → (help, what adds its arguments), in the order `--help` lists them
+SUBCOMMANDS = {
+    "check": ("check files or directories", _check_arguments),
+    "migrate": ("propose (or apply) the flag migrations of an sglang upgrade", _migrate_arguments),
+    "catalog": ("flag catalogs: build one from an installed sglang, list them", _catalog_arguments),
+    "rule": ("print a rule's documentation", _rule_arguments),
+    "rules": ("list all rules", _rules_arguments),
+    "explain": ("explain sglang error messages found in logs or tracebacks", _explain_arguments),
+    "kb": ("knowledge-base tools", _kb_arguments),
+    "serve": ("run the language server (LSP over stdio by default)", _serve_arguments),
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command-line parser. ``only``: build the parser of this subcommand alone (the
+    top-level usage still names them all). argparse never looks into a subcommand the command
+    line does not name, so :func:`main` parses with the parser of the one named, and a
+    single-file check does not pay for building all of them (start-up time: each parser costs
+    a few gettext look-ups on disk)."""
+    p = _Parser(prog="sglang-lsp", description="Checks sglang launch commands in scripts and deployment files.")
+    p.add_argument("--version", action="version", version=f"sglang-lsp {__version__} (default sglang target {DEFAULT_SGLANG_VERSION})")
+    # the metavar argparse would derive from the full set of choices, for errors of the top level
+    metavar = "{" + ",".join(SUBCOMMANDS) + "}" if only is not None else None
+    sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar=metavar)
+    for name, (help_text, add_arguments) in SUBCOMMANDS.items():
+        if only is None or only == name:
+            add_arguments(sub.add_parser(name, help=help_text))
     return p
 
 
@@ -160,10 +191,11 @@ def _candidate(path: Path) -> bool:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    from .kb.commands import bad_gpu
+    if args.gpu:
+        from .kb.commands import bad_gpu
 
-    if args.gpu and bad_gpu(args.gpu):
-        return 2
+        if bad_gpu(args.gpu):
+            return 2
     version = _target_version(args)
     if version is _FAILED:
         return 2
@@ -456,7 +488,8 @@ def _run_rules() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
