@@ -20,7 +20,6 @@ not say leaves the fact unknown.
 from __future__ import annotations
 
 import bisect
-import csv
 import functools
 import re
 import shlex
@@ -103,41 +102,44 @@ def gpu_from_label(value: str) -> GpuClass | None:
 
 
 # `node.kubernetes.io/instance-type` of the clouds' GPU machines (each cloud's instance docs)
-_INSTANCE_TYPES: list[tuple[re.Pattern, str, bool]] = [
-    # AWS EC2: P5 (H100), P5e/P5en (H200), P4d (A100 40GB), P4de (A100 80GB), P6 (B200/B300/GB200), G6e (L40S)
-    (re.compile(r"^p5\.\d+xlarge$"), "H100", True),
-    (re.compile(r"^p5en?\.\d+xlarge$"), "H200", True),
-    (re.compile(r"^p4d\.\d+xlarge$"), "A100", False),
-    (re.compile(r"^p4de\.\d+xlarge$"), "A100", True),
-    (re.compile(r"^p6-b200\.\d+xlarge$"), "B200", True),
-    (re.compile(r"^p6-b300\.\d+xlarge$"), "B300", True),
-    (re.compile(r"^p6e-gb200\.\d+xlarge$"), "GB200", True),
-    (re.compile(r"^g6e\.\d*x?large$"), "L40S", True),
-    # Google Cloud: A3 High/Mega/Edge (H100), A3 Ultra (H200), A4 (B200), A4X (GB200), A2 Ultra (A100 80GB)
-    (re.compile(r"^a3-(?:highgpu|megagpu|edgegpu)-\d+g$"), "H100", True),
-    (re.compile(r"^a3-ultragpu-\d+g$"), "H200", True),
-    (re.compile(r"^a4-highgpu-\d+g$"), "B200", True),
-    (re.compile(r"^a4x-highgpu-\d+g$"), "GB200", True),
-    (re.compile(r"^a2-ultragpu-\d+g$"), "A100", True),
-    (re.compile(r"^a2-(?:highgpu|megagpu)-\d+g$"), "A100", False),
-    # Azure ND series
-    (re.compile(r"^standard_nd\d+[a-z]*_h100_v5$", re.IGNORECASE), "H100", True),
-    (re.compile(r"^standard_nd\d+[a-z]*_h200_v5$", re.IGNORECASE), "H200", True),
-    (re.compile(r"^standard_nd\d+[a-z]*_mi300x_v5$", re.IGNORECASE), "MI300X", True),
-    (re.compile(r"^standard_nd\d+[a-z]*_gb200_v6$", re.IGNORECASE), "GB200", True),
-    (re.compile(r"^standard_nd\d+[a-z]*_gb300_v6$", re.IGNORECASE), "GB300", True),
-    (re.compile(r"^standard_nd96amsr_a100_v4$", re.IGNORECASE), "A100", True),
-    (re.compile(r"^standard_nd96asr_v4$", re.IGNORECASE), "A100", False),
-    # Oracle Cloud bare metal
-    (re.compile(r"^BM\.GPU\.H100\.\d+$"), "H100", True),
-    (re.compile(r"^BM\.GPU\.H200\.\d+$"), "H200", True),
-    (re.compile(r"^BM\.GPU\.B200\.\d+$"), "B200", True),
-    (re.compile(r"^BM\.GPU\.MI300X\.\d+$"), "MI300X", True),
-]
+@functools.cache
+def _instance_types() -> list[tuple[re.Pattern, str, bool]]:
+    """Compiled when a file first names an instance type (start-up time of a check)."""
+    return [
+        # AWS EC2: P5 (H100), P5e/P5en (H200), P4d (A100 40GB), P4de (A100 80GB), P6 (B200/B300/GB200), G6e (L40S)
+        (re.compile(r"^p5\.\d+xlarge$"), "H100", True),
+        (re.compile(r"^p5en?\.\d+xlarge$"), "H200", True),
+        (re.compile(r"^p4d\.\d+xlarge$"), "A100", False),
+        (re.compile(r"^p4de\.\d+xlarge$"), "A100", True),
+        (re.compile(r"^p6-b200\.\d+xlarge$"), "B200", True),
+        (re.compile(r"^p6-b300\.\d+xlarge$"), "B300", True),
+        (re.compile(r"^p6e-gb200\.\d+xlarge$"), "GB200", True),
+        (re.compile(r"^g6e\.\d*x?large$"), "L40S", True),
+        # Google Cloud: A3 High/Mega/Edge (H100), A3 Ultra (H200), A4 (B200), A4X (GB200), A2 Ultra (A100 80GB)
+        (re.compile(r"^a3-(?:highgpu|megagpu|edgegpu)-\d+g$"), "H100", True),
+        (re.compile(r"^a3-ultragpu-\d+g$"), "H200", True),
+        (re.compile(r"^a4-highgpu-\d+g$"), "B200", True),
+        (re.compile(r"^a4x-highgpu-\d+g$"), "GB200", True),
+        (re.compile(r"^a2-ultragpu-\d+g$"), "A100", True),
+        (re.compile(r"^a2-(?:highgpu|megagpu)-\d+g$"), "A100", False),
+        # Azure ND series
+        (re.compile(r"^standard_nd\d+[a-z]*_h100_v5$", re.IGNORECASE), "H100", True),
+        (re.compile(r"^standard_nd\d+[a-z]*_h200_v5$", re.IGNORECASE), "H200", True),
+        (re.compile(r"^standard_nd\d+[a-z]*_mi300x_v5$", re.IGNORECASE), "MI300X", True),
+        (re.compile(r"^standard_nd\d+[a-z]*_gb200_v6$", re.IGNORECASE), "GB200", True),
+        (re.compile(r"^standard_nd\d+[a-z]*_gb300_v6$", re.IGNORECASE), "GB300", True),
+        (re.compile(r"^standard_nd96amsr_a100_v4$", re.IGNORECASE), "A100", True),
+        (re.compile(r"^standard_nd96asr_v4$", re.IGNORECASE), "A100", False),
+        # Oracle Cloud bare metal
+        (re.compile(r"^BM\.GPU\.H100\.\d+$"), "H100", True),
+        (re.compile(r"^BM\.GPU\.H200\.\d+$"), "H200", True),
+        (re.compile(r"^BM\.GPU\.B200\.\d+$"), "B200", True),
+        (re.compile(r"^BM\.GPU\.MI300X\.\d+$"), "MI300X", True),
+    ]
 
 
 def gpu_from_instance_type(value: str) -> GpuClass | None:
-    for pattern, name, memory_known in _INSTANCE_TYPES:
+    for pattern, name, memory_known in _instance_types():
         if pattern.match(value):
             profile = PROFILES[name]
             return GpuClass(profile.name if memory_known else f"{name} 40GB", (profile,), memory_known=memory_known)
@@ -935,6 +937,8 @@ def _docker_gpu_count(value: str) -> int | None:
     docker reads VALUE as one CSV record (docker/cli `opts/gpus.go`), so a device list with
     commas has to be quoted inside it: `'"device=0,1"'`.
     """
+    import csv
+
     try:
         fields = next(csv.reader([value]), [])
     except csv.Error:

@@ -31,7 +31,6 @@ Everything here is pure: text in, directives and problems (byte ranges) out.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -110,6 +109,8 @@ class Directives:
 
 
 def _suggest(word: str, choices) -> str:
+    import difflib
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"; did you mean `{close[0]}`?" if close else ""
 

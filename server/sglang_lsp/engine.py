@@ -21,7 +21,6 @@ from typing import Any
 from . import file_context, logger, rules
 from .argv import ParsedArgs, resolve
 from .catalog import Catalog, load_catalog
-from .config_file import read_config
 from .deployment_checks import deployment_findings
 from .document import Document, decode
 from .findings import Applicability, CheckError, Edit, Finding, Fix, Severity, Span
@@ -69,7 +68,7 @@ class Result:
     launch_parses: dict[int, ParsedArgs] = field(default_factory=dict)  # id(invocation) → the parse of its argv
     options: Options | None = None
     context: Any = None  # precedence.LaunchContext: gpu, sglang version, model … with their origins
-    directives: Any = None  # directives.Directives of the checked file
+    directives: Any = None  # directives.Directives of the checked file (None: it has no `sglang-lsp:` comment)
 
 
 def launch_parse(result: Result, inv: Invocation) -> ParsedArgs | None:
@@ -167,6 +166,7 @@ def _heredoc_config_refs(inv: Invocation, written: list[HeredocFile], cat: Catal
                          reported: set[int]) -> dict:
     """`--config NAME` of a launch whose script wrote NAME from a here-document before it: the
     config is read from the here-document, its findings placed on its lines."""
+    from .config_file import read_config
     from .yaml_extract import ConfigRef, _remap_config
 
     refs: dict = {}
@@ -374,6 +374,8 @@ def _load_config(path_word: Word, inv: Invocation, cat: Catalog, result: Result)
         result.findings.append(Finding("SGL016", rules.get("SGL016").severity, problem, path_word.span,
                                        flag="--config"))
         return None
+    from .config_file import read_config  # YAML reading only for launches with a --config file
+
     shown = os.path.normpath(found)
     cfg = read_config(text, shown, cat)
     result.documents[shown] = Document(text, shown, "yaml")

@@ -16,13 +16,20 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import TYPE_CHECKING
 
-from . import directives as directives_mod
 from . import rules
 from .document import Document
 from .findings import Finding, Span
 from .precedence import LaunchContext, Origin
 from .project_config import FileSettings, Selection, selected, severity_for
+
+if TYPE_CHECKING:
+    from . import directives as directives_mod
+
+# directives are read (and :mod:`sglang_lsp.directives`, :mod:`sglang_lsp.suppress` imported)
+# only for a file that has this in a comment
+MARKER = b"sglang-lsp:"
 
 INVALID_DIRECTIVE = "SGL040"
 
@@ -45,6 +52,8 @@ def _validators():
 def read_directives(doc: Document, launches: list[directives_mod.Launch] | None = None,
                     tree=None) -> directives_mod.Directives:
     """The directives of ``doc``; ``tree``: its tree-sitter tree, when at hand (shell)."""
+    from . import directives as directives_mod
+
     gpu_known, versions, facts = _validators()
     return directives_mod.parse(doc, launches, gpu_known=gpu_known, versions=versions, model_facts=facts,
                                 is_comment=_comment_test(doc, tree))
@@ -100,18 +109,20 @@ def begin(doc: Document, options) -> LaunchContext:
         ctx.infer("sglang-version", options.environment_version,
                   Origin("inferred", detail=options.environment_detail or "the installed sglang"))
     ctx.model_search_paths = tuple(options.model_search_paths) + (project.model_search_paths if project else ())
-    if b"sglang-lsp:" in doc.data:
+    if MARKER in doc.data:
         _add_directives(ctx, doc, read_directives(doc))
     return ctx
 
 
 def attach(result, invocations) -> None:
     """Read the directives again knowing the launch commands (``result.context`` updated,
-    ``result.directives`` set)."""
+    ``result.directives`` set; ``None`` for a file without directives)."""
     doc: Document = result.document
-    if b"sglang-lsp:" not in doc.data:
-        result.directives = directives_mod.Directives()
+    if MARKER not in doc.data:
+        result.directives = None
         return
+    from . import directives as directives_mod
+
     launches = []
     for inv in invocations:
         if inv.span.path is None:
@@ -135,16 +146,17 @@ def selections(options) -> list[Selection]:
 
 def finish(result, options) -> list[Finding]:
     doc: Document = result.document
-    found = getattr(result, "directives", None)
-    if found is None:  # extraction failed before attach(): read them without launches
-        found = result.directives = read_directives(doc)
     findings = list(result.findings)
-    if found.problems:
-        sev = rules.get(INVALID_DIRECTIVE).severity
-        findings += [Finding(INVALID_DIRECTIVE, sev, p.message, Span(p.start, p.end)) for p in found.problems]
-    from .suppress import apply
+    if MARKER in doc.data:  # directive problems and suppressions (a file without directives has none)
+        found = getattr(result, "directives", None)
+        if found is None:  # extraction failed before attach(): read them without launches
+            found = result.directives = read_directives(doc)
+        if found.problems:
+            sev = rules.get(INVALID_DIRECTIVE).severity
+            findings += [Finding(INVALID_DIRECTIVE, sev, p.message, Span(p.start, p.end)) for p in found.problems]
+        from .suppress import apply
 
-    findings = apply(doc, findings, found, report_unused=not result.errors)
+        findings = apply(doc, findings, found, report_unused=not result.errors)
     sels = selections(options)
     findings = [f for f in findings if selected(f.code, sels)]
     project: FileSettings | None = getattr(options, "project", None)

@@ -23,7 +23,6 @@ prints. Parsed files are cached by (path, mtime, size) and discovery per directo
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -268,6 +267,8 @@ def _label(rel: tuple[str, ...], arrays: dict, prefix: tuple[str, ...]) -> str:
 
 
 def _suggest(word: str, choices) -> str:
+    import difflib
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"; did you mean `{close[0]}`?" if close else ""
 

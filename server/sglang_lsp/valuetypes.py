@@ -32,7 +32,6 @@ import json
 import math
 import re
 import sys
-from decimal import Decimal
 from typing import Any
 
 __all__ = [
@@ -147,6 +146,8 @@ def _to_human_int(text: str) -> _Result:
             if "." in number:
                 return _REJECT
             return True, int(number) * _BINARY_SUFFIXES[suffix]
+        from decimal import Decimal  # imported for the rare decimal size (start-up time)
+
         return True, int(Decimal(number) * _DECIMAL_SUFFIXES[suffix])
     return _to_int(stripped)
 
