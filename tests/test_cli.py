@@ -190,6 +190,25 @@ def test_check_path_does_not_import_pygls(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("argv", [["check", "--format", "concise", "bad.sh", "good.sh"], ["check", "bad.sh"],
+                                  ["check", "--format", "json", "."], ["rules"], ["check", "--bogus"]])
+def test_the_command_prints_and_exits_like_main(argv, tree, capsys):
+    # `sglang-lsp` / `python -m sglang_lsp.cli` run cli.run(), which ends without the interpreter's
+    # teardown: nothing printed may be lost and the exit code is main()'s
+    try:
+        expected = main(list(argv))
+    except SystemExit as exc:
+        expected = exc.code
+    out, err = capsys.readouterr()
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)  # buffered, as usual when the output is a pipe
+    server = Path(__file__).resolve().parent.parent / "server"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(server)]))
+    proc = subprocess.run([sys.executable, "-m", "sglang_lsp.cli", *argv], capture_output=True, text=True, env=env)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (expected, out, err)
+    assert out or err
+
+
 @pytest.mark.parametrize("argv", [
     ["check", "-h"], ["check", "--bogus"], ["check", "--format", "xml", "a.sh"], ["check", "a.sh", "--version"],
     ["check", "--config-file", "c.toml", "--isolated", "a.sh"], ["check", "--fail", "info", "a.sh"],
