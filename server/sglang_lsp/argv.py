@@ -13,7 +13,6 @@ The behaviours reproduced here are documented, with corpus cases, in
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -221,6 +220,8 @@ def _replace_fix(title: str, span: Span, text: str, applicability: Applicability
 
 
 def _suggest(cat: Catalog, flag: str) -> str | None:
+    import difflib  # for suggestions only (start-up time)
+
     names = cat.long_names()
     for close in difflib.get_close_matches(flag, names, n=5, cutoff=0.75):
         if _alike_after_shared_words(flag, close):
@@ -239,6 +240,8 @@ def _alike_after_shared_words(flag: str, name: str) -> bool:
         a, b = a[1:], b[1:]
     if not a or not b:
         return True  # one is the other plus more words
+    import difflib
+
     return difflib.SequenceMatcher(None, "-".join(a), "-".join(b)).ratio() >= 0.6
 
 
@@ -601,6 +604,8 @@ def _suggest_choice(value: str, choices: list[str]) -> tuple[str | None, bool, l
     shortened = [c for c in choices if abbreviates(norm(value), norm(c))] if value else []
     if len(shortened) == 1:
         return shortened[0], False, []
+    import difflib
+
     close = difflib.get_close_matches(value, choices, n=1, cutoff=0.75)
     return (close[0], False, []) if close else (None, False, [])
 

@@ -23,6 +23,7 @@ A rule fires only when its condition is TRUE.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
@@ -36,15 +37,19 @@ class ConditionError(ValueError):
     """A condition that does not parse (or names something that does not exist)."""
 
 
-_TOKEN = re.compile(
-    r"""\s*(?:
-        (?P<num>\d+(?:\.\d+)?)
-      | (?P<str>"[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*')
-      | (?P<op>[=!<>]=|[<>()\[\],.+\-*/%])
-      | (?P<name>[A-Za-z_]\w*)
-    )""",
-    re.VERBOSE | re.ASCII,  # string bodies unrolled, operators as classes: rule loading tokenizes every condition
-)
+@functools.cache
+def _token() -> re.Pattern:
+    """The token pattern, compiled at the first parse (the bundled rules come parsed, see
+    :func:`from_tree`: a check parses no condition)."""
+    return re.compile(
+        r"""\s*(?:
+            (?P<num>\d+(?:\.\d+)?)
+          | (?P<str>"[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*')
+          | (?P<op>[=!<>]=|[<>()\[\],.+\-*/%])
+          | (?P<name>[A-Za-z_]\w*)
+        )""",
+        re.VERBOSE | re.ASCII,  # string bodies unrolled, operators as classes: tokenizing is the parse's hot loop
+    )
 
 KEYWORDS = {"and", "or", "not", "in", "matches", "true", "false", "null"}
 
@@ -59,8 +64,9 @@ def _tokens(src: str) -> list[Tok]:
     out: list[Tok] = []
     i = 0
     n = len(src.rstrip())
+    match = _token().match
     while i < n:
-        m = _TOKEN.match(src, i)
+        m = match(src, i)
         if not m or m.end() == i:
             raise ConditionError(f"unexpected character {src[i:].lstrip()[:1]!r} at {i}")
         group = m.lastgroup or ""

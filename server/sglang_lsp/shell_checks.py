@@ -6,7 +6,6 @@ files a script writes with a here-document (a `--config` YAML made on the spot).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
 import re
 from dataclasses import dataclass
@@ -197,6 +196,8 @@ def unassigned_variable_findings(doc: Document, script: ShellScript) -> list[Fin
                          rb"[^\n;|&]*(?<![\w$])" + n + rb"(?!\w)|(?<![\w$])" + n + rb"\+?=|\bfor[ \t]+" + n + rb"\b",
                          doc.data):
                 continue  # read, getopts, printf -v, local … (or an assignment the parse missed) may set it
+            import difflib  # for the suggestion only (start-up time)
+
             close = difflib.get_close_matches(name, assigned, n=1, cutoff=0.8)
             msg = (f"`${name}` is never assigned in this script, so unless the environment the script "
                    f"runs in defines it, bash puts an empty string here")
