@@ -558,6 +558,31 @@ def test_old_releases_answer_for_the_server_args_fields(release):
     assert catalog_for("0.5.14").field_dests == {}
 
 
+@pytest.mark.parametrize("release", ["0.4.0", "0.5.13.post1", "0.5.23"])
+def test_catalog_views_are_those_of_every_option_built_at_once(release):
+    """Catalog makes an Option when it is first asked for; its views must be what building
+    every option up front gives (argparse: a spelling names the last option registered with it)."""
+    cat = catalog_for(release)
+    first = cat.lookup("--tp-size")
+    raws = cat._raw
+    eager = [catalog_mod.option_from_raw(r) for r in raws]
+    assert cat.options == eager
+    by_string = {s: o for o in eager for s in o.option_strings}
+    assert list(cat.by_string.items()) == list(by_string.items())
+    assert all(cat.lookup(s) is cat.by_string[s] for s in by_string) and cat.lookup("--no-such-flag") is None
+    assert first is cat.by_string["--tp-size"]  # one object per option, however it was first asked for
+    by_dest: dict = {}
+    for o in eager:
+        by_dest.setdefault(o.dest, []).append(o)
+    for field_name, dest in cat.field_dests.items():
+        by_dest[field_name] = by_dest[dest]
+    assert list(cat.by_dest.items()) == list(by_dest.items())
+    assert all(cat.by_dest[f] is cat.by_dest[d] for f, d in cat.field_dests.items())
+    assert all(cat.has_dest(d) for d in by_dest) and not cat.has_dest("no_such_dest")
+    assert cat.required == [o for o in eager if o.required]
+    assert cat.defaults == {d: opts[0].default for d, opts in by_dest.items()}
+
+
 def test_deployment_checks_on_an_image_of_an_old_release():
     from sglang_lsp.document import Document
     from sglang_lsp.engine import check_document

@@ -99,6 +99,11 @@ _FIELD_OF_DEST = {
 
 
 class Catalog:
+    """The options of one release. A check looks up a dozen of its hundreds of options, so an
+    :class:`Option` is made when it is first asked for (by :meth:`lookup`, or by ``options``,
+    ``by_string`` and ``by_dest``, which make them all); spellings, destinations and defaults
+    come straight from the catalog's data (start-up time of ``sglang-lsp check``)."""
+
     def __init__(self, data: dict):
         self.sglang_version: str = data["sglang_version"]
         self.python_version: str | None = data.get("python_version")
@@ -106,43 +111,74 @@ class Catalog:
         # some facts unknown) or "user" (built from an installation by `sglang-lsp catalog build`)
         self.source: str = data.get("source") or "bundled"
         self.path: str | None = data.get("_path")
+        self._raw: list[dict] = data["options"]
+        self._made: list[Option | None] = [None] * len(self._raw)
+        self._at: dict[str, int] = {}  # option string → position of its option (the last one registered)
+        self._dests: dict[str, list[int]] = {}  # destination → positions of the options storing to it
         self.unknown_defaults: set[str] = set()
-        self.options: list[Option] = []
-        self.by_string: dict[str, Option] = {}
-        self.by_dest: dict[str, list[Option]] = {}
-        for raw in data["options"]:
-            opt = option_from_raw(raw)
-            if raw.get("default_unknown"):
-                self.unknown_defaults.add(opt.dest)
-            self.options.append(opt)
-            self.by_dest.setdefault(opt.dest, []).append(opt)
-            for s in opt.option_strings:
-                self.by_string[s] = opt
-        self._sorted = sorted(self.by_string)
         # argparse sets each destination's default from the first action that declares it
         self.defaults: dict[str, Any] = {}
-        for opt in self.options:
-            self.defaults.setdefault(opt.dest, opt.default)
-        self.required = [opt for opt in self.options if opt.required]
+        for i, raw in enumerate(self._raw):
+            dest = raw["dest"]
+            if raw.get("default_unknown"):
+                self.unknown_defaults.add(dest)
+            self._dests.setdefault(dest, []).append(i)
+            self.defaults.setdefault(dest, raw.get("default"))
+            for s in raw["option_strings"]:
+                self._at[s] = i
+        self._sorted = sorted(self._at)
+        self.required = [self._option(i) for i, raw in enumerate(self._raw) if raw.get("required")]
         # ServerArgs fields that releases up to 0.5.13.post1 parse under another destination and
         # copy over in ServerArgs.from_cli_args (`args.tp_size = args.tensor_parallel_size` …):
         # rules and checks read the field names, which these catalogs answer for
         self.field_dests: dict[str, str] = {
             field_name: dest for dest, field_name in _FIELD_OF_DEST.items()
-            if dest in self.by_dest and field_name not in self.by_dest
+            if dest in self._dests and field_name not in self._dests
         }
         for field_name, dest in self.field_dests.items():
-            self.by_dest[field_name] = self.by_dest[dest]
+            self._dests[field_name] = self._dests[dest]
             self.defaults[field_name] = self.defaults[dest]
             if dest in self.unknown_defaults:
                 self.unknown_defaults.add(field_name)
         # argparse treats "-1" as a value unless some option looks like a negative number.
         self.has_negative_number_options = any(
-            s[1:].replace(".", "", 1).isdigit() for s in self.by_string if s.startswith("-") and not s.startswith("--")
+            s[1:].replace(".", "", 1).isdigit() for s in self._at if s.startswith("-") and not s.startswith("--")
         )
 
+    def _option(self, i: int) -> Option:
+        opt = self._made[i]
+        if opt is None:
+            opt = self._made[i] = option_from_raw(self._raw[i])
+        return opt
+
+    @functools.cached_property
+    def options(self) -> list[Option]:
+        return [self._option(i) for i in range(len(self._raw))]
+
+    @functools.cached_property
+    def by_string(self) -> dict[str, Option]:
+        return {s: self._option(i) for s, i in self._at.items()}
+
+    @functools.cached_property
+    def by_dest(self) -> dict[str, list[Option]]:
+        """Destination → its options; a ServerArgs field name shares the list of its destination."""
+        lists: dict[int, list[Option]] = {}  # one list per list of positions (field names share theirs)
+        out = {}
+        for dest, idx in self._dests.items():
+            if id(idx) not in lists:
+                lists[id(idx)] = [self._option(i) for i in idx]
+            out[dest] = lists[id(idx)]
+        return out
+
+    def has_dest(self, dest: str) -> bool:
+        """Whether some option stores to ``dest`` (or to the destination of the field ``dest``)."""
+        return dest in self._dests
+
     def lookup(self, spelling: str) -> Option | None:
-        return self.by_string.get(spelling)
+        i = self._at.get(spelling)
+        if i is None:
+            return None
+        return self._made[i] or self._option(i)  # (the made option inline: the warm path's hot call)
 
     def prefix_matches(self, prefix: str) -> list[str]:
         """Option strings that start with ``prefix``, in sorted order."""

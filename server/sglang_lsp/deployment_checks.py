@@ -168,7 +168,7 @@ def gpus_per_node(parsed: ParsedArgs) -> tuple[int, str] | None:
     splits the TP group instead of adding GPUs."""
     tp, pp, nnodes = (_int(_arg(parsed, d)) for d in ("tp_size", "pp_size", "nnodes"))
     dp, attn, dp_attn = _arg(parsed, "dp_size"), _arg(parsed, "attn_dp_size"), _arg(parsed, "enable_dp_attention")
-    if "attn_dp_size" not in parsed.catalog.by_dest:
+    if not parsed.catalog.has_dest("attn_dp_size"):
         attn = 1  # a release without --attn-dp-size: DP attention always splits the TP group
     if None in (tp, pp, nnodes) or UNKNOWN in (dp, attn, dp_attn) or _int(dp) is None or _int(attn) is None:
         return None

@@ -156,7 +156,7 @@ class LaunchResolver(conditions.Resolver):
 
     # -- args --------------------------------------------------------------------------------
     def arg(self, dest: str) -> Any:
-        if dest not in self.cat.by_dest:
+        if not self.cat.has_dest(dest):
             raise conditions.ConditionError(f"no flag stores to args.{dest}")
         if self.parsed.open and not self.parsed.is_explicit(dest):
             return UNKNOWN  # an unknown expansion may set it
@@ -166,7 +166,7 @@ class LaunchResolver(conditions.Resolver):
         ns, _, field = name.partition(".")
         if ns != "args":
             raise conditions.ConditionError("given() takes an args.<dest> name")
-        if field not in self.cat.by_dest:
+        if not self.cat.has_dest(field):
             raise conditions.ConditionError(f"no flag stores to args.{field}")
         if self.parsed.is_explicit(field):
             return True
