@@ -190,6 +190,25 @@ def test_check_path_does_not_import_pygls(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_check_of_a_clean_script_loads_only_what_it_needs(tmp_path):
+    # start-up time of `sglang-lsp check one.sh` (bench/bench_check.py part b): what a clean shell
+    # file without directives, --config or sglang-lsp configuration never needs stays unimported
+    script = tmp_path / "a.sh"
+    script.write_text(CLEAN)
+    unwanted = ["logging", "difflib", "decimal", "csv", "sglang_lsp.project_config", "sglang_lsp.directives",
+                "sglang_lsp.suppress", "sglang_lsp.config_file", "sglang_lsp.yaml_extract", "sglang_lsp.fixes"]
+    code = (
+        "import sys; from sglang_lsp.cli import main; rc = main(['check', sys.argv[1]]);"
+        f"print('IMPORTED', [m for m in {unwanted!r} if m in sys.modules]); sys.exit(rc)"
+    )
+    env = dict(os.environ)
+    server = Path(__file__).resolve().parent.parent / "server"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(server)]))
+    proc = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True, env=env,
+                          cwd=tmp_path)
+    assert proc.returncode == 0 and "IMPORTED []" in proc.stdout, proc.stdout + proc.stderr
+
+
 @pytest.mark.parametrize("argv", [["check", "--format", "concise", "bad.sh", "good.sh"], ["check", "bad.sh"],
                                   ["check", "--format", "json", "."], ["rules"], ["check", "--bogus"]])
 def test_the_command_prints_and_exits_like_main(argv, tree, capsys):

@@ -18,7 +18,7 @@ from .catalog import catalog_for
 from .document import Document, decode
 from .engine import Options, check_document, detect_language
 from .findings import CheckError, Severity
-from .project_config import ConfigError
+from .config_discovery import ConfigError
 
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
              ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", "build", "dist"}
@@ -371,29 +371,31 @@ class _Configs:
     none with ``--isolated``, else the nearest one found upwards (cached per directory)."""
 
     def __init__(self, args: argparse.Namespace):
-        from . import project_config
+        from . import config_discovery
 
         self.isolated = args.isolated
         self.given = args.config_file
-        project_config.invalidate()  # read afresh in every run (main() may be called repeatedly)
+        config_discovery.invalidate()  # read afresh in every run (main() may be called repeatedly)
 
     def first(self):
         """Load ``--config-file`` at once: a missing or invalid one is an error before anything runs."""
-        from . import project_config
-
         if self.given is not None and not self.isolated:
+            from . import project_config
+
             if not os.path.isfile(self.given):
-                raise project_config.ConfigError(self.given, [f"{self.given}: no such configuration file"])
+                raise ConfigError(self.given, [f"{self.given}: no such configuration file"])
             project_config.load(self.given)
 
     def of(self, path: str | None):
-        from . import project_config
-
         if self.isolated:
             return None
         if self.given is not None:
+            from . import project_config
+
             return project_config.load(self.given)
-        return project_config.discover(path)
+        from . import config_discovery
+
+        return config_discovery.discover(path)
 
 
 def _print_statistics(locs, stream) -> None:

@@ -96,7 +96,7 @@ def detect_language(path: str | None, text: str) -> str | None:
 
 
 def _selected(code: str, options: Options) -> bool:
-    from .project_config import selected
+    from .selection import selected
 
     return selected(code, file_context.selections(options))
 

@@ -22,10 +22,11 @@ from . import rules
 from .document import Document
 from .findings import Finding, Span
 from .precedence import LaunchContext, Origin
-from .project_config import FileSettings, Selection, selected, severity_for
+from .selection import Selection, selected, severity_for
 
 if TYPE_CHECKING:
     from . import directives as directives_mod
+    from .project_config import FileSettings
 
 # directives are read (and :mod:`sglang_lsp.directives`, :mod:`sglang_lsp.suppress` imported)
 # only for a file that has this in a comment

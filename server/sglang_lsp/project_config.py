@@ -19,32 +19,25 @@ file), ``exclude`` / ``extend-exclude`` (globs, for directory walks), ``extend``
 Invalid configuration raises :class:`ConfigError` naming the file, line and key; nothing here
 prints. Parsed files are cached by (path, mtime, size) and discovery per directory;
 :func:`invalidate` forgets both (the language server calls it when a configuration changes).
+Discovery lives in :mod:`sglang_lsp.config_discovery` and rule selection in
+:mod:`sglang_lsp.selection` (both re-exported here): a check that no configuration file governs
+never imports this module.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-
-
-def _toml():
-    """The TOML reader, imported when a configuration file is first read (start-up time)."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    return tomllib
-
+from . import config_discovery
+from .config_discovery import (  # noqa: F401 (this module's interface, as before the split)
+    CONFIG_FILE, PYPROJECT, TOOL_TABLE, ConfigError, _toml, discover, find, invalidate,
+)
 from .findings import Severity
 from .precedence import Origin
-
-CONFIG_FILE = ".sglang-lsp.toml"
-PYPROJECT = "pyproject.toml"
-TOOL_TABLE = ("tool", "sglang-lsp")
+from .selection import Selection, selected, severity_for  # noqa: F401 (this module's interface)
 
 SCALAR_KEYS = ("gpu", "sglang-version")
 CODE_LIST_KEYS = ("select", "extend-select", "ignore")
@@ -52,63 +45,6 @@ TOP_KEYS = ("gpu", "sglang-version", "select", "extend-select", "ignore", "sever
             "exclude", "extend-exclude", "extend", "overrides")
 OVERRIDE_KEYS = ("files", "gpu", "sglang-version", "select", "extend-select", "ignore", "severity")
 _CODE_PREFIX = re.compile(r"^SGL\d{0,3}$")
-
-
-class ConfigError(Exception):
-    """An unreadable or invalid configuration file; the message names the file, line and key."""
-
-    def __init__(self, path: str, problems: list[str]):
-        self.path = path
-        self.problems = problems
-        super().__init__("\n".join(problems))
-
-
-@dataclass(frozen=True)
-class Selection:
-    """One level of rule selection, applied in order like Ruff's: a level that sets ``select``
-    starts over from it; ``extend-select`` then adds codes and ``ignore`` removes them."""
-
-    select: tuple[str, ...] | None = None
-    extend_select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return self.select is None and not self.extend_select and not self.ignore
-
-
-def selected(code: str, selections) -> bool:
-    """Whether ``code`` survives the selection levels (lowest first). Within a level the most
-    specific matching entry decides (``select = ["SGL1"]``, ``ignore = ["SGL101"]``: SGL101 off)."""
-    on = True
-    for sel in selections:
-        if sel.select is not None:
-            on = _longest(code, sel.select) is not None
-        chosen = _longest(code, sel.extend_select)
-        dropped = _longest(code, sel.ignore)
-        if dropped is not None and (chosen is None or len(dropped) >= len(chosen)):
-            on = False
-        elif chosen is not None:
-            on = True
-    return on
-
-
-def _longest(code: str, patterns) -> str | None:
-    best = None
-    for p in patterns:
-        if code.startswith(p) and (best is None or len(p) > len(best)):
-            best = p
-    return best
-
-
-def severity_for(code: str, entries) -> tuple[Severity, Origin] | None:
-    """The configured severity of ``code``: the longest matching code or prefix; of equal ones
-    the later (an override beats the base table)."""
-    best = None
-    for pattern, sev, origin in entries:
-        if code.startswith(pattern) and (best is None or len(pattern) >= len(best[0])):
-            best = (pattern, sev, origin)
-    return None if best is None else (best[1], best[2])
 
 
 @dataclass(frozen=True)
@@ -486,16 +422,10 @@ def _selection(r: _Reader, table: dict, where: str) -> Selection:
     return Selection(got.get("select"), got.get("extend-select") or (), got.get("ignore") or ())
 
 
-# --- discovery and cache ----------------------------------------------------------------------
+# --- cache (discovery: sglang_lsp.config_discovery) ------------------------------------------
 
 _parsed: dict[str, tuple[tuple, ProjectConfig | ConfigError]] = {}
-_found: dict[str, str | None] = {}
-
-
-def invalidate() -> None:
-    """Forget every parsed configuration and discovery result."""
-    _parsed.clear()
-    _found.clear()
+config_discovery.CACHES.append(_parsed)  # invalidate() forgets them too
 
 
 def known_files() -> set[str]:
@@ -535,54 +465,3 @@ def load(path: str) -> ProjectConfig:
         raise
     _parsed[path] = (tuple(_stamp(f) for f in cfg.files), cfg)
     return cfg
-
-
-def _has_tool_table(path: str) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return False
-    if b"sglang-lsp" not in raw:
-        return False
-    try:
-        tool = _toml().loads(raw.decode("utf-8", "replace")).get("tool")
-    except _toml().TOMLDecodeError:
-        return True  # it mentions the table: load() reports the syntax error with the file's name
-    return isinstance(tool, dict) and "sglang-lsp" in tool
-
-
-def find(directory: str) -> str | None:
-    """The configuration file governing ``directory`` (nearest first), or None."""
-    directory = os.path.abspath(directory)
-    seen = []
-    d = directory
-    found = None
-    while True:
-        if d in _found:
-            found = _found[d]
-            break
-        seen.append(d)
-        cand = os.path.join(d, CONFIG_FILE)
-        if os.path.isfile(cand):
-            found = cand
-            break
-        cand = os.path.join(d, PYPROJECT)
-        if os.path.isfile(cand) and _has_tool_table(cand):
-            found = cand
-            break
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    for s in seen:
-        _found[s] = found
-    return found
-
-
-def discover(path: str | None, cwd: str | None = None) -> ProjectConfig | None:
-    """The configuration for the file ``path`` (None: standard input or an untitled buffer,
-    looked up from ``cwd``); raises ConfigError when the governing file is invalid."""
-    start = os.path.dirname(os.path.abspath(path)) if path else os.path.abspath(cwd or os.getcwd())
-    found = find(start)
-    return load(found) if found else None
