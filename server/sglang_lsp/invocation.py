@@ -42,7 +42,8 @@ class CharRun(Sequence):
         return (self.start + i, self.start + i + 1)
 
     def __iter__(self):
-        return ((s, s + 1) for s in range(self.start, self.start + self.n))
+        end = self.start + self.n
+        return zip(range(self.start, end), range(self.start + 1, end + 1))
 
     def __eq__(self, other) -> bool:
         if isinstance(other, CharRun):

@@ -9,6 +9,7 @@ shell again, with positions mapped back into the file.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -62,13 +63,14 @@ class Source:
     def root_byte(self, a: int) -> int:
         return a if self._starts is None else self._starts[a]
 
-    def literal(self, a: int, b: int) -> tuple[str, list[tuple[int, int]]]:
-        """Decode ``data[a:b]`` and give each character its source range."""
+    def literal(self, a: int, b: int) -> tuple[str, Sequence[tuple[int, int]]]:
+        """Decode ``data[a:b]`` and give each character its source range (a :class:`CharRun`
+        for one-byte characters of the file itself: no tuple per character)."""
         text = self.data[a:b].decode("utf-8", errors="surrogateescape")
         starts, ends = self._starts, self._ends
         if len(text) == b - a:  # one byte per character: the common, fast case
             if starts is None:
-                return text, list(zip(range(a, b), range(a + 1, b + 1)))
+                return text, CharRun(a, b - a)
             return text, list(zip(starts[a:b], ends[a:b]))
         spans = []
         pos = a
@@ -86,14 +88,22 @@ class Source:
 @dataclass
 class _Val:
     text: str = ""
-    spans: list[tuple[int, int]] = field(default_factory=list)
+    # a list, or a CharRun while the value is one run of the file's own one-byte characters
+    # (immutable, so it is shared rather than copied)
+    spans: Sequence[tuple[int, int]] = field(default_factory=list)
     unknown: bool = False
     prefix: str = ""  # known text before the first hole
 
-    def add(self, text: str, spans: list[tuple[int, int]]) -> None:
+    def add(self, text: str, spans: Sequence[tuple[int, int]]) -> None:
         if self.unknown:
             return
+        if not self.text and not self.spans and type(spans) is CharRun:
+            self.text = text
+            self.spans = spans
+            return
         self.text += text
+        if type(self.spans) is not list:
+            self.spans = list(self.spans)
         self.spans.extend(spans)
 
     def hole(self) -> None:
@@ -327,25 +337,29 @@ def _add_literal(scope: Scope, val: _Val, a: int, b: int, mode: str) -> None:
     if mode == "raw" or "\\" not in text:
         val.add(text, spans)
         return
+    # copy the text between backslashes in slices: one step per escape, not per character
     out: list[str] = []
     out_spans: list[tuple[int, int]] = []
     i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text):
-            nxt = text[i + 1]
-            span = (spans[i][0], spans[i + 1][1])
-            if nxt == "\n":
-                i += 2  # line continuation
-                continue
-            if mode == "bare" or nxt in _DQ_ESCAPABLE:
-                out.append(nxt)
-                out_spans.append(span)
-                i += 2
-                continue
-        out.append(ch)
-        out_spans.append(spans[i])
-        i += 1
+    while True:
+        j = text.find("\\", i)
+        if j == -1 or j + 1 == len(text):  # no further escape (a final lone backslash stays)
+            out.append(text[i:])
+            out_spans.extend(spans[i:])
+            break
+        out.append(text[i:j])
+        out_spans.extend(spans[i:j])
+        nxt = text[j + 1]
+        if nxt == "\n":
+            i = j + 2  # line continuation
+        elif mode == "bare" or nxt in _DQ_ESCAPABLE:
+            out.append(nxt)
+            out_spans.append((spans[j][0], spans[j + 1][1]))
+            i = j + 2
+        else:  # `\a` inside double quotes: both characters stay
+            out.append("\\")
+            out_spans.append(spans[j])
+            i = j + 1
     val.add("".join(out), out_spans)
 
 
@@ -444,6 +458,10 @@ def _expand_var(scope: Scope, node: ts.Node, depth: int) -> _Val | list[_Val]:
 
 def word_value(scope: Scope, node: ts.Node, depth: int = 0) -> _Val:
     """The single string a word node denotes (no field splitting)."""
+    if scope.source._starts is None:
+        plain = _plain(scope.source.data, node)
+        if plain is not None:
+            return _Val(plain[0], CharRun(plain[1], len(plain[0])))
     val = _Val()
     _word_into(scope, node, val, depth, quoted=False)
     return val
@@ -575,36 +593,41 @@ class ShellScript:
     scope: "Scope | None" = None
 
 
-def _plain_word(source: Source, arg: ts.Node) -> Word | None:
-    """The fast path for the common argument: an ASCII word, ``'raw string'`` or ``"string"``
-    without escapes or expansions, in the file itself (not an ``sh -c`` string). ``None`` when
-    the general evaluation is needed; both give the same word."""
-    if source._starts is not None:
-        return None
-    t = arg.type
-    a, b = arg.start_byte, arg.end_byte
-    if t == "word":
+def _plain(data: bytes, node: ts.Node) -> tuple[str, int, str | None] | None:
+    """(text, first byte of the text, quote) of a node that denotes its own bytes: an ASCII
+    word or number, ``'raw string'`` or ``"string"`` without escapes or expansions. ``None``
+    when the general evaluation is needed; both give the same text, one byte per character."""
+    t = node.type
+    a, b = node.start_byte, node.end_byte
+    if t == "word" or t == "number":  # a number's text is literal too, whatever it contains
         quote = None
     elif t == "raw_string":
         quote, a, b = "'", a + 1, b - 1
-    elif t == "string" and arg.named_child_count == 1 and arg.named_children[0].type == "string_content" \
-            and arg.named_children[0].start_byte == a + 1 and arg.named_children[0].end_byte == b - 1:
+    elif t == "string" and node.named_child_count == 1:
+        inner = node.named_children[0]
+        if inner.type != "string_content" or inner.start_byte != a + 1 or inner.end_byte != b - 1:
+            return None
         quote, a, b = '"', a + 1, b - 1
     else:
         return None
-    raw = source.data[a:b]
+    raw = data[a:b]
     if b"\\" in raw or not raw.isascii():
         return None
-    return Word(raw.decode("ascii"), Span(arg.start_byte, arg.end_byte, source.path), CharRun(a, b - a), quote, "", "shell")
+    return raw.decode("ascii"), a, quote
+
+
+def _plain_word(source: Source, arg: ts.Node) -> Word | None:
+    """The word of a plain argument (see :func:`_plain`) of the file itself (not of an ``sh -c``
+    string), without the general evaluation."""
+    plain = _plain(source.data, arg)
+    if plain is None:
+        return None
+    text, a, quote = plain
+    return Word(text, Span(arg.start_byte, arg.end_byte, source.path), CharRun(a, len(text)), quote, "", "shell")
 
 
 _CONTINUATION = re.compile(rb"\\\r?\n")
-
-
-def _glued(scope: Scope, before: ts.Node | None, arg: ts.Node) -> bool:
-    """Whether ``arg`` continues the word of ``before``: only `\\`-newline between them, which
-    bash removes (tree-sitter-bash splits the word there)."""
-    return before is not None and _CONTINUATION.fullmatch(scope.source.data, before.end_byte, arg.start_byte) is not None
+_NOT_WORDS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect", "comment"})
 
 
 def _glue(a: Word, b: Word) -> Word:
@@ -619,15 +642,26 @@ def _glue(a: Word, b: Word) -> Word:
 
 def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]) -> list[Word]:
     words: list[Word] = []
-    before: ts.Node | None = None
+    source = scope.source
+    data = source.data
+    fast = source._starts is None  # plain words of the file itself skip the general evaluation
+    before_end: int | None = None  # end of the previous argument, None after a redirection
     for arg in node_args:
-        if arg.type in ("file_redirect", "heredoc_redirect", "herestring_redirect", "comment"):
-            before = None
+        if arg.type in _NOT_WORDS:
+            before_end = None
             continue
-        glue = _glued(scope, before, arg) and bool(words)
-        before = arg
+        # glued to the word before: only `\\`-newline between them, which bash removes
+        # (tree-sitter-bash splits the word there)
+        start = arg.start_byte
+        glue = before_end is not None and 2 <= start - before_end <= 3 and bool(words) and \
+            _CONTINUATION.fullmatch(data, before_end, start) is not None
+        before_end = arg.end_byte
         mark = len(words)
-        _arg_words(scope, arg, open_flag, words)
+        plain = _plain_word(source, arg) if fast else None
+        if plain is not None:
+            words.append(plain)
+        else:
+            _arg_words(scope, arg, open_flag, words)
         if glue and len(words) > mark:
             words[mark - 1:mark + 1] = [_glue(words[mark - 1], words[mark])]
     return words
@@ -635,34 +669,39 @@ def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]
 
 def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Word]) -> None:
     """Append the words the shell makes of the argument node ``arg``."""
-    plain = _plain_word(scope.source, arg)
-    if plain is not None:
-        words.append(plain)
-        return
     span = scope.source.span(arg.start_byte, arg.end_byte)
     pieces = expand_node(scope, arg)
     from_variable = arg.type in ("simple_expansion", "expansion") or (
         arg.type == "string" and len(arg.named_children) == 1 and arg.named_children[0].type == "expansion"
         and len(pieces) != 1
     )
+    quote = _quote_of(arg)
     for piece in pieces:
         if piece is None:
             open_flag[0] = True
-            words.append(Word(None, span, None, _quote_of(arg), "", "shell"))
+            words.append(Word(None, span, None, quote, "", "shell"))
             continue
         if piece.unknown:
-            words.append(Word(None, span, None, _quote_of(arg), piece.prefix, "shell"))
+            words.append(Word(None, span, None, quote, piece.prefix, "shell"))
             continue
         origin = "shell"
         word_span = span
+        spans = piece.spans
         # characters that come from outside this word (a variable's definition)
-        if piece.spans and not (span.start <= min(piece.spans)[0] and max(piece.spans)[0] < span.end):
+        if spans and _outside(spans, span):
             origin = "variable"
-            first, last = piece.spans[0][0], piece.spans[-1][1]
+            first, last = (spans.start, spans.start + spans.n) if type(spans) is CharRun else (spans[0][0], spans[-1][1])
             if from_variable and len(pieces) > 1 and first <= last:
                 # a word of an array or of a split expansion: point at its definition
                 word_span = Span(first, last, span.path)
-        words.append(Word(piece.text, word_span, piece.spans, _quote_of(arg), "", origin))
+        words.append(Word(piece.text, word_span, spans, quote, "", origin))
+
+
+def _outside(spans: Sequence[tuple[int, int]], span: Span) -> bool:
+    """Whether a character of ``spans`` starts outside ``span``."""
+    if type(spans) is CharRun:
+        return not span.start <= spans.start <= spans.start + spans.n - 1 < span.end
+    return not (span.start <= min(spans)[0] and max(spans)[0] < span.end)
 
 
 def _after_redirects(cmd: ts.Node) -> list[ts.Node]:
