@@ -91,6 +91,10 @@ class FlagUse:
 
 @dataclass
 class ParsedArgs:
+    """One resolved argv. ``values`` holds every destination: what the launch's flags set
+    (``explicit``), and the catalog's default for every other one (:func:`defaults`), which
+    is what the knowledge-base engine reads for a flag the launch does not give."""
+
     catalog: Catalog
     uses: list[FlagUse]
     values: dict[str, Any]
@@ -365,7 +369,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             findings += [_unknown_option(cat, later) for later in classified[i + 1:] if later.ambiguous]
             findings.append(_finding("SGL021", f"`{c.word.text}` makes sglang print its usage and exit; no server starts",
                                      c.word.span, flag="--help"))
-            return ParsedArgs(cat, uses, _defaults(cat, values), explicit_dests, True, findings)
+            return ParsedArgs(cat, uses, defaults(cat, values), explicit_dests, True, findings)
         moved = release_findings.abbreviation_finding(cat, c.word, c.written, c.spelling, _flag_span(c)) \
             if c.written != c.spelling else None
         if moved is not None:
@@ -478,7 +482,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
                          tags=("unnecessary",) if same else ())
             )
 
-    values = _defaults(cat, values)
+    values = defaults(cat, values)
     findings = [_with_named_value(f, uses, words) for f in findings]
     findings = _one_per_token(findings)
 
@@ -522,7 +526,7 @@ def _short_cluster_has_help(cat: Catalog, rest: str) -> bool:
         cat.lookup("-" + ch).action == "help" for ch in rest)
 
 
-def _defaults(cat: Catalog, values: dict[str, Any]) -> dict[str, Any]:
+def defaults(cat: Catalog, values: dict[str, Any]) -> dict[str, Any]:
     """``values`` completed with the parser's defaults for every destination not set."""
     merged = dict(cat.defaults)
     for dest in cat.unknown_defaults:
