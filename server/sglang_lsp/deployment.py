@@ -798,6 +798,7 @@ class _ShellView:
         self.needs_tree = bool(_IMAGE_BYTES.search(doc.data)) or b"docker" in doc.data or b"podman" in doc.data
         self.gres: list[tuple[str | None, Value]] = []
         self.per_node: tuple[Value, str] | None = None
+        self._memo: dict[tuple, Placement] = {}  # (launch start, its visible-devices prefixes) → placement
         for m in _GRES.finditer(doc.text):
             a = len(doc.text[: m.start("count")].encode("utf-8", "surrogateescape"))
             span = Span(a, a + len(m.group("count")))
@@ -808,9 +809,19 @@ class _ShellView:
                 self.per_node = (Value(m.group("count"), span), shown)
 
     def placement(self, inv: Invocation, tree: Any = None) -> Placement:
+        """What surrounds the launch starting at ``inv``'s first program word; read once per
+        launch (the inference and the deployment checks both ask), shared: callers copy
+        before changing it."""
+        start = inv.program[0].span.start
+        key = (start, tuple(inv.env.get(name) for name in _VISIBLE))
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = self._placement(inv, start, tree)
+        return hit
+
+    def _placement(self, inv: Invocation, start: int, tree: Any) -> Placement:
         out = Placement("script")
         out.gres = list(self.gres)
-        start = inv.program[0].span.start
         if self.needs_tree and self.tree is None:
             if tree is None:
                 from .queries import parser
