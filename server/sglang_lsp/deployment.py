@@ -276,7 +276,7 @@ def placement(doc: Document, inv: Invocation, tree: Any = None) -> Placement | N
         return None
     if doc.language == "yaml":
         return _yaml_view(doc.path, doc.text).placement(inv.program[0].span.start)
-    return _shell_view(doc.path, doc.text).placement(inv, tree)
+    return _shell_view(doc.path, doc.text, doc).placement(inv, tree)
 
 
 def infer_context(doc: Document, inv: Invocation | None, tree: Any = None) -> dict[str, Inferred]:
@@ -779,9 +779,22 @@ def _interpolations(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, 
 # shell scripts
 
 
-@functools.lru_cache(maxsize=8)
-def _shell_view(path: str | None, text: str) -> _ShellView:
-    return _ShellView(Document(text, path, "shell"))
+_SHELL_VIEWS: dict[tuple[str | None, str], "_ShellView"] = {}
+_SHELL_VIEWS_MAX = 8
+
+
+def _shell_view(path: str | None, text: str, doc: Document | None = None) -> _ShellView:
+    """The view of a script, kept for the last few texts (every launch of a script asks for
+    it); ``doc``: the checked document of that text, used instead of building another."""
+    key = (path, text)
+    view = _SHELL_VIEWS.get(key)
+    if view is None:
+        if len(_SHELL_VIEWS) >= _SHELL_VIEWS_MAX:
+            del _SHELL_VIEWS[next(iter(_SHELL_VIEWS))]
+        if doc is None or doc.language != "shell" or doc.text is not text:
+            doc = Document(text, path, "shell")
+        view = _SHELL_VIEWS[key] = _ShellView(doc)
+    return view
 
 
 _GRES = re.compile(r"^#SBATCH[ \t]+--(?P<option>gres[= ]gpu|gpus(?:-per-node|-per-task)?[= ])(?::|)"
