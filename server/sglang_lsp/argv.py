@@ -127,18 +127,27 @@ def _names(opt: Option) -> str:
 
 
 _NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
+_VALUE_KINDS = frozenset("AU")  # words a flag can take as its values
 
 
-@dataclass
 class _Classified:
-    kind: str  # "O" option, "A" value, "U" unknown word, "X" unknown option, "D" '--'
-    word: Word
-    option: Option | None = None
-    spelling: str | None = None
-    written: str = ""
-    explicit: str | None = None  # text after '=' (None: no '='; UNKNOWN value → "")
-    explicit_known: bool = True
-    ambiguous: list[str] | None = None
+    """What argparse makes of one word (a plain class: one is made per word of every launch).
+    ``kind``: "O" option, "A" value, "U" unknown word, "X" unknown option, "D" '--', "R" a
+    value already reported."""
+
+    __slots__ = ("kind", "word", "option", "spelling", "written", "explicit", "explicit_known", "ambiguous")
+
+    def __init__(self, kind: str, word: Word, option: Option | None = None, spelling: str | None = None,
+                 written: str = "", explicit: str | None = None, explicit_known: bool = True,
+                 ambiguous: list[str] | None = None):
+        self.kind = kind
+        self.word = word
+        self.option = option
+        self.spelling = spelling
+        self.written = written
+        self.explicit = explicit  # text after '=' (None: no '='; UNKNOWN value → "")
+        self.explicit_known = explicit_known
+        self.ambiguous = ambiguous
 
 
 def _classify(cat: Catalog, word: Word, after_dashdash: bool) -> _Classified:
@@ -408,23 +417,20 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             value_words.append(vw)
             value_spans.append(vs)
         else:
-            following = []
-            k = i + 1
-            while k < n and classified[k].kind in ("A", "U"):
-                following.append(classified[k])
-                k += 1
+            switch = opt.is_switch
             nargs = opt.nargs
-            if opt.is_switch and nargs in (None, 0):
-                take = 0
-            elif nargs is None:
-                take = min(1, len(following))
-            elif nargs == "?":
-                take = min(1, len(following))
+            k = i + 1
+            while k < n and classified[k].kind in _VALUE_KINDS:
+                k += 1
+            following = classified[i + 1:k]
+            if switch and nargs in (None, 0):
+                take = need = 0
+            elif nargs is None or nargs == "?":
+                take, need = min(1, len(following)), 1 if nargs is None else 0
             elif nargs in ("*", "+"):
-                take = len(following)
+                take, need = len(following), 1 if nargs == "+" else 0
             else:
-                take = min(int(nargs), len(following))
-            need = {None: 1, "?": 0, "*": 0, "+": 1}.get(nargs, nargs) if not (opt.is_switch and nargs in (None, 0)) else 0
+                take, need = min(int(nargs), len(following)), nargs
             if take < (need or 0):
                 # a following unknown word could still be the value; only known words end it
                 nxt = classified[k] if k < n else None
@@ -437,7 +443,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
                         and not f.word.known_prefix.startswith("-"):
                     whole_values.add(id(f))  # one word in a value slot: a value, not more flags
             j = i + 1 + take
-            if opt.is_switch and following and following[0].kind == "A" and following[0].word.text is not None \
+            if switch and following and following[0].kind == "A" and following[0].word.text is not None \
                     and following[0].word.text.lower() in ("true", "false", "1", "0", "yes", "no", "on", "off"):
                 w = following[0].word
                 findings.append(_value_for_switch(opt, c, w, w.span, explicit=False))
