@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import operator
 import os
 import re
 import shlex
@@ -724,14 +725,19 @@ def evaluate(parsed: ParsedArgs, ctx: Context, inv: Invocation | None = None, *,
     return [_finding(rules[i], parsed, resolver, inv, anchor, text_of) for i in fired]
 
 
+def _applies(rule: KbRule, version: str, ctx: Context) -> bool:
+    return rule.applies_to(version) and not (rule.skip_for_dummy_model and ctx.model_dummy)
+
+
 def _fires(rule: KbRule, slots: tuple[int, ...], vector: tuple, resolver: "LaunchResolver", version: str,
            ctx: Context) -> bool:
-    if not rule.applies_to(version):
-        return False
-    if rule.skip_for_dummy_model and ctx.model_dummy:
-        return False
+    return _applies(rule, version, ctx) and _holds(rule, tuple([vector[i] for i in slots]), resolver)
+
+
+def _holds(rule: KbRule, key: tuple, resolver: "LaunchResolver") -> bool:
+    """Whether the condition of a rule that applies is TRUE, given its inputs' frozen values."""
     try:
-        return _verdict(rule, slots, vector, resolver) is True
+        return _verdict(rule, key, resolver) is True
     except conditions.ConditionError:
         log.exception("rule %s has a bad condition", rule.code)
     except Exception:  # pragma: no cover - one broken rule must not stop the others
@@ -814,6 +820,7 @@ class _Plan:
         self.given = tuple(given)
         offset = len(self.names)
         self.slots = tuple(tuple(i if i >= 0 else offset + (-1 - i) for i in idx) for idx in per_rule)
+        self.keys = tuple(_key_of(slots) for slots in self.slots)  # each rule's inputs out of a vector
         readers: dict[int, list[int]] = {}
         for r, slots in enumerate(self.slots):
             for i in slots:
@@ -849,9 +856,10 @@ class _Plan:
         readers = self.readers
         for i in changed:
             touched.update(readers.get(i, ()))
-        rules, all_slots = self.rules, self.slots
+        touched &= unset.applicable
+        rules, keys = self.rules, self.keys
         fired = {r for r in unset.fired if r not in touched}
-        fired.update(r for r in touched if _fires(rules[r], all_slots[r], vector, resolver, version, ctx))
+        fired.update(r for r in touched if _holds(rules[r], keys[r](vector), resolver))
         return sorted(fired)
 
     def _unset_for(self, resolver: "LaunchResolver", version: str, ctx: Context,
@@ -876,6 +884,16 @@ class _Plan:
 _UNSET_MAX = 256
 
 
+def _key_of(slots: tuple[int, ...]) -> Callable[[Any], tuple]:
+    """A function taking the tuple of the values at ``slots`` out of an input vector."""
+    if len(slots) > 1:
+        return operator.itemgetter(*slots)
+    if slots:
+        i = slots[0]
+        return lambda vector: (vector[i],)
+    return lambda vector: ()
+
+
 class _Unset:
     """A launch that gives no flag and sets no variable, in one context (catalog, open argv or
     not, release, GPU, model, draft model, dummy model, model facts declared by directives):
@@ -896,8 +914,9 @@ class _Unset:
         self.declared = declared
         self.resolver = LaunchResolver(self._empty(), self.ctx, declared)
         self.vector = plan.inputs(self.resolver)
-        self.fired = frozenset(r for r, (rule, slots) in enumerate(zip(plan.rules, plan.slots))
-                               if _fires(rule, slots, self.vector, self.resolver, version, self.ctx))
+        self.applicable = frozenset(r for r, rule in enumerate(plan.rules) if _applies(rule, version, ctx))
+        self.fired = frozenset(r for r in self.applicable
+                               if _holds(plan.rules[r], plan.keys[r](self.vector), self.resolver))
         # an input that cannot be frozen cannot be compared: its readers are always evaluated
         unhashable = [i for i, v in enumerate(self.vector) if v is _UNHASHABLE]
         self.always = frozenset(r for i in unhashable for r in plan.readers.get(i, ()))
@@ -933,10 +952,10 @@ class _Unset:
         changed: list[int] = []
         names, n_names = plan.names, len(plan.names)
         explicit = resolver.parsed.explicit
+        arg, given = resolver.arg, resolver.given
         for dest in explicit:
             for i in self.flag_slots.get(dest, ()):
-                now = _frozen(resolver.value, names[i]) if i < n_names else \
-                    _frozen(resolver.given, plan.given[i - n_names])
+                now = _frozen(arg, names[i][5:]) if i < n_names else _frozen(given, plan.given[i - n_names])
                 if now != base[i]:
                     vector[i] = now
                     changed.append(i)
@@ -1000,8 +1019,7 @@ def _plan(rules: tuple[KbRule, ...]) -> _Plan:
     return plan
 
 
-def _verdict(rule: KbRule, slots: tuple[int, ...], vector: tuple, resolver: "LaunchResolver") -> Any:
-    key = tuple([vector[i] for i in slots])
+def _verdict(rule: KbRule, key: tuple, resolver: "LaunchResolver") -> Any:
     if _UNHASHABLE in key:
         return rule.condition.evaluate(resolver)
     memo_key = (rule.condition.source, key)  # the source determines the parsed tree
