@@ -18,6 +18,8 @@ from sglang_lsp import argv, kb_engine
 from sglang_lsp.catalog import load_catalog
 from sglang_lsp.document import Document, decode
 from sglang_lsp.engine import Options, check_document, detect_language
+from sglang_lsp.findings import Span
+from sglang_lsp.invocation import Word
 
 CAT = load_catalog()
 LONG = CAT.long_names()
@@ -100,3 +102,31 @@ def test_rules_fire_as_if_every_condition_were_evaluated(gpu, monkeypatch):
         language = detect_language(str(path), text) or "shell"
         check_document(Document(text, str(path), language), Options(gpu=gpu))
     assert compared > 500
+
+
+# --- argv: a value that passed every check of its flag is not converted again ----------------
+
+VALUED = [o for o in CAT.options if o.option_strings and o.option_strings[0].startswith("--") and o.nargs is None
+          and not o.is_switch and o.action in ("store", "append")]
+
+
+def _resolved(words: list[str]):
+    parsed = argv.resolve(CAT, [Word(w, Span(i * 100, i * 100 + len(w))) for i, w in enumerate(words)],
+                          open_argv=True)
+    return ([(f.code, f.message, f.span) for f in parsed.findings],
+            [(u.spelling, u.converted) for u in parsed.uses], parsed.values)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(VALUED), st.one_of(st.text(max_size=12), st.sampled_from(["1", "0", "-1", "2.5", "auto", "fp8",
+                                                                                  "[1, 2]", "{}", "true", "None"])))
+def test_a_remembered_value_resolves_as_a_new_one(option, text):
+    flag = option.option_strings[0]
+    words = [f"{flag}={text}"] if text.startswith("-") else [flag, text]
+    argv._CLEAN.clear()
+    first = _resolved(words)
+    assert _resolved(words) == first  # the second time from argv._CLEAN where it passed
+    if option.choices:
+        words = [flag, str(option.choices[0])]
+        argv._CLEAN.clear()
+        assert _resolved(words) == _resolved(words)

@@ -544,7 +544,9 @@ def defaults(cat: Catalog, values: dict[str, Any]) -> dict[str, Any]:
 def _apply(use: FlagUse, values: dict[str, Any]) -> None:
     opt = use.option
     dest = opt.dest
-    if opt.action == "store_true":
+    if opt.action == "store" and opt.nargs is None and use.converted:
+        values[dest] = use.converted[0]  # most flags: one value, stored
+    elif opt.action == "store_true":
         values[dest] = True
     elif opt.action == "store_false":
         values[dest] = False
@@ -572,6 +574,13 @@ def _apply(use: FlagUse, values: dict[str, Any]) -> None:
             values[dest] = val
 
 
+# (id(option), text) → (option, value) for a value that converts and passes every check of
+# the option: a pure function of the two (only immutable values are kept, as they are shared)
+_CLEAN: dict[tuple[int, str], tuple[Option, Any]] = {}
+_CLEAN_MAX = 1 << 16
+_IMMUTABLE = (str, int, float, bool, type(None), _Unknown)
+
+
 def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None:
     opt = use.option
     for w, sp in zip(use.values, use.value_spans):
@@ -579,52 +588,71 @@ def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None
             # argparse drops a `--` value before converting (Python 3.11), leaving an odd empty value
             use.converted.append(UNKNOWN)
             continue
-        ok, value = convert(opt.type or "str", w.text)
-        if not ok:
-            tname = (opt.type or "str").split(":")[-1]
-            findings.append(
-                _finding(
-                    "SGL003",
-                    f"`{use.written}` expects {describe(opt.type or 'str')}, not `{w.text}`",
-                    sp, flag=use.spelling,
-                    sglang_error=rf"argument {_names(opt)}: " + _type_error(opt.type or "str", w.text),
-                )
-            )
-            use.converted.append(UNKNOWN)
+        known = _CLEAN.get((id(opt), w.text))
+        if known is not None and known[0] is opt:
+            use.converted.append(known[1])
             continue
-        if opt.action_class == "LoRAPathAction":
-            problem = _lora_path_problem(w.text)
-            if problem is not None:
-                findings.append(_finding("SGL003", f"`{use.written}` value `{w.text}` {problem[0]}", sp,
-                                         flag=use.spelling, sglang_error=problem[1]))
-                use.converted.append(UNKNOWN)
-                continue
-        if value is None and opt.type and opt.type.startswith("custom:"):
-            use.converted.append(UNKNOWN)
+        if not _convert_one(cat, use, w, sp, findings):
             continue
-        use.converted.append(value)
-        if opt.choices is not None and value not in opt.choices:
-            choices = [str(c) for c in opt.choices]
-            suggestion, safe, several = _suggest_choice(str(w.text), choices)
-            shown = ", ".join(choices[:12]) + (" …" if len(choices) > 12 else "")
-            fixes = []
-            if suggestion is not None and w.origin in ("shell", "config", "yaml"):
-                fixes.append(_replace_fix(f"Use `{suggestion}`", sp, _requote(w, suggestion),
-                                          Applicability.SAFE if safe else Applicability.UNSAFE))
-            moved = release_findings.choice_finding(cat, use, w, sp, shown, fixes)
-            if moved is not None:
-                findings.append(moved)
-                continue
-            hint = (f"; did you mean `{suggestion}`?" if suggestion else
-                    f"; did you mean one of {', '.join(f'`{x}`' for x in several)}?" if several else "")
-            findings.append(
-                _finding(
-                    "SGL002",
-                    f"`{w.text}` is not a valid choice for `{use.spelling}`" + hint + f" (choices: {shown})",
-                    sp, flag=use.spelling, fixes=fixes,
-                    sglang_error=rf"argument {_names(opt)}: invalid choice: {_esc(repr(value))}",
-                )
+        value = use.converted[-1]
+        if type(value) in _IMMUTABLE:
+            if len(_CLEAN) >= _CLEAN_MAX:
+                _CLEAN.clear()
+            _CLEAN[(id(opt), w.text)] = (opt, value)
+
+
+def _convert_one(cat: Catalog, use: FlagUse, w: Word, sp: Span, findings: list[Finding]) -> bool:
+    """Convert and check one value word of ``use`` (appended to ``use.converted``), reporting
+    what sglang's parser would refuse; whether it passed every check."""
+    opt = use.option
+    ok, value = convert(opt.type or "str", w.text)
+    if not ok:
+        tname = (opt.type or "str").split(":")[-1]
+        findings.append(
+            _finding(
+                "SGL003",
+                f"`{use.written}` expects {describe(opt.type or 'str')}, not `{w.text}`",
+                sp, flag=use.spelling,
+                sglang_error=rf"argument {_names(opt)}: " + _type_error(opt.type or "str", w.text),
             )
+        )
+        use.converted.append(UNKNOWN)
+        return False
+    if opt.action_class == "LoRAPathAction":
+        problem = _lora_path_problem(w.text)
+        if problem is not None:
+            findings.append(_finding("SGL003", f"`{use.written}` value `{w.text}` {problem[0]}", sp,
+                                     flag=use.spelling, sglang_error=problem[1]))
+            use.converted.append(UNKNOWN)
+            return False
+    if value is None and opt.type and opt.type.startswith("custom:"):
+        use.converted.append(UNKNOWN)
+        return True
+    use.converted.append(value)
+    if opt.choices is None or value in opt.choices:
+        return True
+    choices = [str(c) for c in opt.choices]
+    suggestion, safe, several = _suggest_choice(str(w.text), choices)
+    shown = ", ".join(choices[:12]) + (" …" if len(choices) > 12 else "")
+    fixes = []
+    if suggestion is not None and w.origin in ("shell", "config", "yaml"):
+        fixes.append(_replace_fix(f"Use `{suggestion}`", sp, _requote(w, suggestion),
+                                  Applicability.SAFE if safe else Applicability.UNSAFE))
+    moved = release_findings.choice_finding(cat, use, w, sp, shown, fixes)
+    if moved is not None:
+        findings.append(moved)
+        return False
+    hint = (f"; did you mean `{suggestion}`?" if suggestion else
+            f"; did you mean one of {', '.join(f'`{x}`' for x in several)}?" if several else "")
+    findings.append(
+        _finding(
+            "SGL002",
+            f"`{w.text}` is not a valid choice for `{use.spelling}`" + hint + f" (choices: {shown})",
+            sp, flag=use.spelling, fixes=fixes,
+            sglang_error=rf"argument {_names(opt)}: invalid choice: {_esc(repr(value))}",
+        )
+    )
+    return False
 
 
 def _suggest_choice(value: str, choices: list[str]) -> tuple[str | None, bool, list[str]]:
