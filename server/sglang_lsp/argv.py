@@ -13,8 +13,10 @@ The behaviours reproduced here are documented, with corpus cases, in
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +90,10 @@ class FlagUse:
 
 @dataclass
 class ParsedArgs:
+    """One resolved argv. ``values`` holds every destination: what the launch's flags set
+    (``explicit``), and the catalog's default for every other one (:func:`defaults`), which
+    is what the knowledge-base engine reads for a flag the launch does not give."""
+
     catalog: Catalog
     uses: list[FlagUse]
     values: dict[str, Any]
@@ -120,18 +126,27 @@ def _names(opt: Option) -> str:
 
 
 _NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
+_VALUE_KINDS = frozenset("AU")  # words a flag can take as its values
 
 
-@dataclass
 class _Classified:
-    kind: str  # "O" option, "A" value, "U" unknown word, "X" unknown option, "D" '--'
-    word: Word
-    option: Option | None = None
-    spelling: str | None = None
-    written: str = ""
-    explicit: str | None = None  # text after '=' (None: no '='; UNKNOWN value → "")
-    explicit_known: bool = True
-    ambiguous: list[str] | None = None
+    """What argparse makes of one word (a plain class: one is made per word of every launch).
+    ``kind``: "O" option, "A" value, "U" unknown word, "X" unknown option, "D" '--', "R" a
+    value already reported."""
+
+    __slots__ = ("kind", "word", "option", "spelling", "written", "explicit", "explicit_known", "ambiguous")
+
+    def __init__(self, kind: str, word: Word, option: Option | None = None, spelling: str | None = None,
+                 written: str = "", explicit: str | None = None, explicit_known: bool = True,
+                 ambiguous: list[str] | None = None):
+        self.kind = kind
+        self.word = word
+        self.option = option
+        self.spelling = spelling
+        self.written = written
+        self.explicit = explicit  # text after '=' (None: no '='; UNKNOWN value → "")
+        self.explicit_known = explicit_known
+        self.ambiguous = ambiguous
 
 
 def _classify(cat: Catalog, word: Word, after_dashdash: bool) -> _Classified:
@@ -219,14 +234,50 @@ def _replace_fix(title: str, span: Span, text: str, applicability: Applicability
     return Fix(title, applicability, (Edit(span, text),))
 
 
+_SUGGEST_CUTOFF = 0.75
+
+
+@functools.lru_cache(maxsize=512)
 def _suggest(cat: Catalog, flag: str) -> str | None:
+    """The long flag ``flag`` most likely misspells (a pure function of the two, so memoised:
+    an editor asks again on every keystroke while the typo stands)."""
     import difflib  # for suggestions only (start-up time)
 
-    names = cat.long_names()
-    for close in difflib.get_close_matches(flag, names, n=5, cutoff=0.75):
+    names = _close_candidates(cat, flag, _SUGGEST_CUTOFF)
+    for close in difflib.get_close_matches(flag, names, n=5, cutoff=_SUGGEST_CUTOFF):
         if _alike_after_shared_words(flag, close):
             return close
     return None
+
+
+@functools.lru_cache(maxsize=16)
+def _letter_counts(cat: Catalog) -> tuple[tuple[str, int, dict[str, int]], ...]:
+    """Each long name of ``cat`` with its length and how often each letter occurs in it."""
+    return tuple((name, len(name), Counter(name)) for name in cat.long_names())
+
+
+def _close_candidates(cat: Catalog, flag: str, cutoff: float) -> list[str]:
+    """The long names ``difflib.get_close_matches(flag, …, cutoff=cutoff)`` can return.
+
+    difflib bounds a name's similarity from above by its length (``real_quick_ratio``) and by
+    the letters it shares with ``flag`` whatever their order (``quick_ratio``), and compares
+    in full only what passes both. With the letter counts of a catalog's ~560 names computed
+    once, the same two bounds (same formula, so the same floats) leave the few names worth a
+    full comparison: difflib's answer is unchanged, at a third of the cost."""
+    size = len(flag)
+    letters = Counter(flag).items()
+    out = []
+    for name, length, counts in _letter_counts(cat):
+        total = size + length
+        if 2.0 * min(size, length) / total < cutoff:
+            continue
+        shared = 0
+        for ch, k in letters:
+            have = counts.get(ch, 0)
+            shared += k if k < have else have
+        if 2.0 * shared / total >= cutoff:
+            out.append(name)
+    return out
 
 
 def _alike_after_shared_words(flag: str, name: str) -> bool:
@@ -330,7 +381,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             findings += [_unknown_option(cat, later) for later in classified[i + 1:] if later.ambiguous]
             findings.append(_finding("SGL021", f"`{c.word.text}` makes sglang print its usage and exit; no server starts",
                                      c.word.span, flag="--help"))
-            return ParsedArgs(cat, uses, _defaults(cat, values), explicit_dests, True, findings)
+            return ParsedArgs(cat, uses, defaults(cat, values), explicit_dests, True, findings)
         moved = release_findings.abbreviation_finding(cat, c.word, c.written, c.spelling, _flag_span(c)) \
             if c.written != c.spelling else None
         if moved is not None:
@@ -369,23 +420,20 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             value_words.append(vw)
             value_spans.append(vs)
         else:
-            following = []
-            k = i + 1
-            while k < n and classified[k].kind in ("A", "U"):
-                following.append(classified[k])
-                k += 1
+            switch = opt.is_switch
             nargs = opt.nargs
-            if opt.is_switch and nargs in (None, 0):
-                take = 0
-            elif nargs is None:
-                take = min(1, len(following))
-            elif nargs == "?":
-                take = min(1, len(following))
+            k = i + 1
+            while k < n and classified[k].kind in _VALUE_KINDS:
+                k += 1
+            following = classified[i + 1:k]
+            if switch and nargs in (None, 0):
+                take = need = 0
+            elif nargs is None or nargs == "?":
+                take, need = min(1, len(following)), 1 if nargs is None else 0
             elif nargs in ("*", "+"):
-                take = len(following)
+                take, need = len(following), 1 if nargs == "+" else 0
             else:
-                take = min(int(nargs), len(following))
-            need = {None: 1, "?": 0, "*": 0, "+": 1}.get(nargs, nargs) if not (opt.is_switch and nargs in (None, 0)) else 0
+                take, need = min(int(nargs), len(following)), nargs
             if take < (need or 0):
                 # a following unknown word could still be the value; only known words end it
                 nxt = classified[k] if k < n else None
@@ -398,7 +446,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
                         and not f.word.known_prefix.startswith("-"):
                     whole_values.add(id(f))  # one word in a value slot: a value, not more flags
             j = i + 1 + take
-            if opt.is_switch and following and following[0].kind == "A" and following[0].word.text is not None \
+            if switch and following and following[0].kind == "A" and following[0].word.text is not None \
                     and following[0].word.text.lower() in ("true", "false", "1", "0", "yes", "no", "on", "off"):
                 w = following[0].word
                 findings.append(_value_for_switch(opt, c, w, w.span, explicit=False))
@@ -443,7 +491,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
                          tags=("unnecessary",) if same else ())
             )
 
-    values = _defaults(cat, values)
+    values = defaults(cat, values)
     findings = [_with_named_value(f, uses, words) for f in findings]
     findings = _one_per_token(findings)
 
@@ -487,7 +535,7 @@ def _short_cluster_has_help(cat: Catalog, rest: str) -> bool:
         cat.lookup("-" + ch).action == "help" for ch in rest)
 
 
-def _defaults(cat: Catalog, values: dict[str, Any]) -> dict[str, Any]:
+def defaults(cat: Catalog, values: dict[str, Any]) -> dict[str, Any]:
     """``values`` completed with the parser's defaults for every destination not set."""
     merged = dict(cat.defaults)
     for dest in cat.unknown_defaults:
@@ -499,7 +547,9 @@ def _defaults(cat: Catalog, values: dict[str, Any]) -> dict[str, Any]:
 def _apply(use: FlagUse, values: dict[str, Any]) -> None:
     opt = use.option
     dest = opt.dest
-    if opt.action == "store_true":
+    if opt.action == "store" and opt.nargs is None and use.converted:
+        values[dest] = use.converted[0]  # most flags: one value, stored
+    elif opt.action == "store_true":
         values[dest] = True
     elif opt.action == "store_false":
         values[dest] = False
@@ -527,6 +577,13 @@ def _apply(use: FlagUse, values: dict[str, Any]) -> None:
             values[dest] = val
 
 
+# (id(option), text) → (option, value) for a value that converts and passes every check of
+# the option: a pure function of the two (only immutable values are kept, as they are shared)
+_CLEAN: dict[tuple[int, str], tuple[Option, Any]] = {}
+_CLEAN_MAX = 1 << 16
+_IMMUTABLE = (str, int, float, bool, type(None), _Unknown)
+
+
 def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None:
     opt = use.option
     for w, sp in zip(use.values, use.value_spans):
@@ -534,52 +591,71 @@ def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None
             # argparse drops a `--` value before converting (Python 3.11), leaving an odd empty value
             use.converted.append(UNKNOWN)
             continue
-        ok, value = convert(opt.type or "str", w.text)
-        if not ok:
-            tname = (opt.type or "str").split(":")[-1]
-            findings.append(
-                _finding(
-                    "SGL003",
-                    f"`{use.written}` expects {describe(opt.type or 'str')}, not `{w.text}`",
-                    sp, flag=use.spelling,
-                    sglang_error=rf"argument {_names(opt)}: " + _type_error(opt.type or "str", w.text),
-                )
-            )
-            use.converted.append(UNKNOWN)
+        known = _CLEAN.get((id(opt), w.text))
+        if known is not None and known[0] is opt:
+            use.converted.append(known[1])
             continue
-        if opt.action_class == "LoRAPathAction":
-            problem = _lora_path_problem(w.text)
-            if problem is not None:
-                findings.append(_finding("SGL003", f"`{use.written}` value `{w.text}` {problem[0]}", sp,
-                                         flag=use.spelling, sglang_error=problem[1]))
-                use.converted.append(UNKNOWN)
-                continue
-        if value is None and opt.type and opt.type.startswith("custom:"):
-            use.converted.append(UNKNOWN)
+        if not _convert_one(cat, use, w, sp, findings):
             continue
-        use.converted.append(value)
-        if opt.choices is not None and value not in opt.choices:
-            choices = [str(c) for c in opt.choices]
-            suggestion, safe, several = _suggest_choice(str(w.text), choices)
-            shown = ", ".join(choices[:12]) + (" …" if len(choices) > 12 else "")
-            fixes = []
-            if suggestion is not None and w.origin in ("shell", "config", "yaml"):
-                fixes.append(_replace_fix(f"Use `{suggestion}`", sp, _requote(w, suggestion),
-                                          Applicability.SAFE if safe else Applicability.UNSAFE))
-            moved = release_findings.choice_finding(cat, use, w, sp, shown, fixes)
-            if moved is not None:
-                findings.append(moved)
-                continue
-            hint = (f"; did you mean `{suggestion}`?" if suggestion else
-                    f"; did you mean one of {', '.join(f'`{x}`' for x in several)}?" if several else "")
-            findings.append(
-                _finding(
-                    "SGL002",
-                    f"`{w.text}` is not a valid choice for `{use.spelling}`" + hint + f" (choices: {shown})",
-                    sp, flag=use.spelling, fixes=fixes,
-                    sglang_error=rf"argument {_names(opt)}: invalid choice: {_esc(repr(value))}",
-                )
+        value = use.converted[-1]
+        if type(value) in _IMMUTABLE:
+            if len(_CLEAN) >= _CLEAN_MAX:
+                _CLEAN.clear()
+            _CLEAN[(id(opt), w.text)] = (opt, value)
+
+
+def _convert_one(cat: Catalog, use: FlagUse, w: Word, sp: Span, findings: list[Finding]) -> bool:
+    """Convert and check one value word of ``use`` (appended to ``use.converted``), reporting
+    what sglang's parser would refuse; whether it passed every check."""
+    opt = use.option
+    ok, value = convert(opt.type or "str", w.text)
+    if not ok:
+        tname = (opt.type or "str").split(":")[-1]
+        findings.append(
+            _finding(
+                "SGL003",
+                f"`{use.written}` expects {describe(opt.type or 'str')}, not `{w.text}`",
+                sp, flag=use.spelling,
+                sglang_error=rf"argument {_names(opt)}: " + _type_error(opt.type or "str", w.text),
             )
+        )
+        use.converted.append(UNKNOWN)
+        return False
+    if opt.action_class == "LoRAPathAction":
+        problem = _lora_path_problem(w.text)
+        if problem is not None:
+            findings.append(_finding("SGL003", f"`{use.written}` value `{w.text}` {problem[0]}", sp,
+                                     flag=use.spelling, sglang_error=problem[1]))
+            use.converted.append(UNKNOWN)
+            return False
+    if value is None and opt.type and opt.type.startswith("custom:"):
+        use.converted.append(UNKNOWN)
+        return True
+    use.converted.append(value)
+    if opt.choices is None or value in opt.choices:
+        return True
+    choices = [str(c) for c in opt.choices]
+    suggestion, safe, several = _suggest_choice(str(w.text), choices)
+    shown = ", ".join(choices[:12]) + (" …" if len(choices) > 12 else "")
+    fixes = []
+    if suggestion is not None and w.origin in ("shell", "config", "yaml"):
+        fixes.append(_replace_fix(f"Use `{suggestion}`", sp, _requote(w, suggestion),
+                                  Applicability.SAFE if safe else Applicability.UNSAFE))
+    moved = release_findings.choice_finding(cat, use, w, sp, shown, fixes)
+    if moved is not None:
+        findings.append(moved)
+        return False
+    hint = (f"; did you mean `{suggestion}`?" if suggestion else
+            f"; did you mean one of {', '.join(f'`{x}`' for x in several)}?" if several else "")
+    findings.append(
+        _finding(
+            "SGL002",
+            f"`{w.text}` is not a valid choice for `{use.spelling}`" + hint + f" (choices: {shown})",
+            sp, flag=use.spelling, fixes=fixes,
+            sglang_error=rf"argument {_names(opt)}: invalid choice: {_esc(repr(value))}",
+        )
+    )
+    return False
 
 
 def _suggest_choice(value: str, choices: list[str]) -> tuple[str | None, bool, list[str]]:

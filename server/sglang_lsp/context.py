@@ -437,13 +437,15 @@ def _find_model_dir(model_path: str, base_dirs: list[str], hf_caches: list[Path]
     absolute = os.path.isabs(expanded)
     candidates = [expanded] if absolute else [os.path.join(b, expanded) for b in base_dirs if b]
     for c in candidates:
-        if os.path.isfile(os.path.join(c, "config.json")) or os.path.isfile(os.path.join(c, "adapter_config.json")):
+        # one stat for the usual answer (no such directory) rather than one per file name
+        if os.path.isdir(c) and (os.path.isfile(os.path.join(c, "config.json"))
+                                 or os.path.isfile(os.path.join(c, "adapter_config.json"))):
             return str(Path(c))
     if _REPO_ID.match(model_path) and not absolute:
         for cache in (hf_caches if hf_caches is not None else hf_cache_dirs()):
-            snaps = cache / ("models--" + model_path.replace("/", "--")) / "snapshots"
-            if not snaps.is_dir():
+            if not os.path.isdir(os.path.join(cache, "models--" + model_path.replace("/", "--"), "snapshots")):
                 continue
+            snaps = Path(cache) / ("models--" + model_path.replace("/", "--")) / "snapshots"
             found = sorted((s for s in snaps.iterdir() if (s / "config.json").is_file()),
                            key=lambda s: s.stat().st_mtime, reverse=True)
             if found:

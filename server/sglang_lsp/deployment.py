@@ -278,7 +278,7 @@ def placement(doc: Document, inv: Invocation, tree: Any = None) -> Placement | N
         return None
     if doc.language == "yaml":
         return _yaml_view(doc.path, doc.text).placement(inv.program[0].span.start)
-    return _shell_view(doc.path, doc.text).placement(inv, tree)
+    return _shell_view(doc.path, doc.text, doc).placement(inv, tree)
 
 
 def infer_context(doc: Document, inv: Invocation | None, tree: Any = None) -> dict[str, Inferred]:
@@ -781,9 +781,22 @@ def _interpolations(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, 
 # shell scripts
 
 
-@functools.lru_cache(maxsize=8)
-def _shell_view(path: str | None, text: str) -> _ShellView:
-    return _ShellView(Document(text, path, "shell"))
+_SHELL_VIEWS: dict[tuple[str | None, str], "_ShellView"] = {}
+_SHELL_VIEWS_MAX = 8
+
+
+def _shell_view(path: str | None, text: str, doc: Document | None = None) -> _ShellView:
+    """The view of a script, kept for the last few texts (every launch of a script asks for
+    it); ``doc``: the checked document of that text, used instead of building another."""
+    key = (path, text)
+    view = _SHELL_VIEWS.get(key)
+    if view is None:
+        if len(_SHELL_VIEWS) >= _SHELL_VIEWS_MAX:
+            del _SHELL_VIEWS[next(iter(_SHELL_VIEWS))]
+        if doc is None or doc.language != "shell" or doc.text is not text:
+            doc = Document(text, path, "shell")
+        view = _SHELL_VIEWS[key] = _ShellView(doc)
+    return view
 
 
 _GRES = re.compile(r"^#SBATCH[ \t]+--(?P<option>gres[= ]gpu|gpus(?:-per-node|-per-task)?[= ])(?::|)"
@@ -800,6 +813,7 @@ class _ShellView:
         self.needs_tree = bool(_IMAGE_BYTES.search(doc.data)) or b"docker" in doc.data or b"podman" in doc.data
         self.gres: list[tuple[str | None, Value]] = []
         self.per_node: tuple[Value, str] | None = None
+        self._memo: dict[tuple, Placement] = {}  # (launch start, its visible-devices prefixes) → placement
         for m in _GRES.finditer(doc.text):
             a = len(doc.text[: m.start("count")].encode("utf-8", "surrogateescape"))
             span = Span(a, a + len(m.group("count")))
@@ -810,9 +824,19 @@ class _ShellView:
                 self.per_node = (Value(m.group("count"), span), shown)
 
     def placement(self, inv: Invocation, tree: Any = None) -> Placement:
+        """What surrounds the launch starting at ``inv``'s first program word; read once per
+        launch (the inference and the deployment checks both ask), shared: callers copy
+        before changing it."""
+        start = inv.program[0].span.start
+        key = (start, tuple(inv.env.get(name) for name in _VISIBLE))
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = self._placement(inv, start, tree)
+        return hit
+
+    def _placement(self, inv: Invocation, start: int, tree: Any) -> Placement:
         out = Placement("script")
         out.gres = list(self.gres)
-        start = inv.program[0].span.start
         if self.needs_tree and self.tree is None:
             if tree is None:
                 from .queries import parser

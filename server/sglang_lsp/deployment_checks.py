@@ -10,6 +10,7 @@ flag value (or the YAML value) concerned, with the other side as related informa
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -83,7 +84,7 @@ def _launches(doc: Document, result: Any) -> list[Launch]:
             continue
         where = placement(doc, inv, getattr(result, "tree", None))
         if where is not None and where.kind == "script" and doc.language == "shell" and not inv.nested:
-            _script_env(doc, inv, where, getattr(result, "tree", None))
+            where = _script_env(doc, inv, where, getattr(result, "tree", None))
         out.append(Launch(inv, parsed, where))
     if doc.language == "yaml":
         per_container: dict[int, int] = {}
@@ -100,11 +101,12 @@ def _launches(doc: Document, result: Any) -> list[Launch]:
 _VISIBLE = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 
 
-def _script_env(doc: Document, inv: Invocation, where: Placement, tree: Any) -> None:
-    """A script's `CUDA_VISIBLE_DEVICES` from an `export` before the launch (a prefix is read by
-    :func:`~sglang_lsp.deployment.placement` already)."""
+def _script_env(doc: Document, inv: Invocation, where: Placement, tree: Any) -> Placement:
+    """``where`` with a script's `CUDA_VISIBLE_DEVICES` from an `export` before the launch (a
+    prefix is read by :func:`~sglang_lsp.deployment.placement` already), as a copy: placements
+    are shared."""
     if where.visible_devices is not None or where.containerized or inv.span.path is not None:
-        return
+        return where
     exported = exported_env(doc.data, inv.span.start, tree)
     for name in _VISIBLE:
         if exported.get(name) is not None:
@@ -113,9 +115,10 @@ def _script_env(doc: Document, inv: Invocation, where: Placement, tree: Any) -> 
             for m in pattern.finditer(doc.data, 0, inv.span.start):
                 last = m
             if last is not None:
-                where.visible_devices = Value(exported[name] or "", Span(last.start(2), last.end(2)))
-                where.visible_name = name
-            return
+                value = Value(exported[name] or "", Span(last.start(2), last.end(2)))
+                return dataclasses.replace(where, visible_devices=value, visible_name=name)
+            return where
+    return where
 
 
 def _finding(code: str, message: str, span: Span, **kw) -> Finding:

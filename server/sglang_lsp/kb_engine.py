@@ -13,6 +13,7 @@ are documentation.
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import re
 import shlex
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import conditions, logger
-from .argv import UNKNOWN, FlagUse, ParsedArgs
+from .argv import UNKNOWN, FlagUse, ParsedArgs, defaults
 from .catalog import Catalog
 from .context import DIM_FACTS, Context, GpuClass, GpuProfile, exported_env, find_model_dir, gpu_profile, model_facts
 from .deployment import Inferred, infer_context
@@ -729,29 +730,23 @@ def evaluate(parsed: ParsedArgs, ctx: Context, inv: Invocation | None = None, *,
     resolver = LaunchResolver(parsed, ctx, declared_model)
     version = ctx.sglang_version or parsed.catalog.sglang_version
     rules = rules if rules is not None else kb_rules()
-    plan = _plan(rules)
-    vector = plan.inputs(resolver)
-    # the same inputs give the same verdicts: a re-checked launch costs one lookup
-    launch_key = (version, bool(ctx.model_dummy), vector) if _UNHASHABLE not in vector else None
-    fired = plan.fired.get(launch_key) if launch_key is not None else None
-    if fired is None:
-        fired = tuple(i for i, (rule, slots) in enumerate(zip(rules, plan.slots))
-                      if _fires(rule, slots, vector, resolver, version, ctx))
-        if launch_key is not None:
-            if len(plan.fired) >= _VERDICTS_MAX:
-                plan.fired.clear()
-            plan.fired[launch_key] = fired
+    fired = _plan(rules).fired(resolver, version, ctx, declared_model)
     return [_finding(rules[i], parsed, resolver, inv, anchor, text_of) for i in fired]
+
+
+def _applies(rule: KbRule, version: str, ctx: Context) -> bool:
+    return rule.applies_to(version) and not (rule.skip_for_dummy_model and ctx.model_dummy)
 
 
 def _fires(rule: KbRule, slots: tuple[int, ...], vector: tuple, resolver: "LaunchResolver", version: str,
            ctx: Context) -> bool:
-    if not rule.applies_to(version):
-        return False
-    if rule.skip_for_dummy_model and ctx.model_dummy:
-        return False
+    return _applies(rule, version, ctx) and _holds(rule, tuple([vector[i] for i in slots]), resolver)
+
+
+def _holds(rule: KbRule, key: tuple, resolver: "LaunchResolver") -> bool:
+    """Whether the condition of a rule that applies is TRUE, given its inputs' frozen values."""
     try:
-        return _verdict(rule, slots, vector, resolver) is True
+        return _verdict(rule, key, resolver) is True
     except conditions.ConditionError:
         log.exception("rule %s has a bad condition", rule.code)
     except Exception:  # pragma: no cover - one broken rule must not stop the others
@@ -818,7 +813,8 @@ def _freeze(v: Any) -> Any:
 
 class _Plan:
     """For a set of rules: every name they read, in one order, and for each rule the positions
-    of its inputs in that order."""
+    of its inputs in that order; which rules read each position; and, per launch context, the
+    inputs and verdicts of a launch that gives no flag (:class:`_Unset`)."""
 
     def __init__(self, rules: tuple[KbRule, ...]):
         names: dict[str, int] = {}
@@ -828,19 +824,187 @@ class _Plan:
             n, g = _reads(rule.condition)
             per_rule.append(tuple(names.setdefault(x, len(names)) for x in n)
                             + tuple(-1 - given.setdefault(x, len(given)) for x in g))
+        self.rules = rules
         self.names = tuple(names)
         self.given = tuple(given)
         offset = len(self.names)
         self.slots = tuple(tuple(i if i >= 0 else offset + (-1 - i) for i in idx) for idx in per_rule)
-        self.fired: dict[tuple, tuple[int, ...]] = {}  # (version, dummy model, inputs) → rules that fire
+        self.keys = tuple(_key_of(slots) for slots in self.slots)  # each rule's inputs out of a vector
+        readers: dict[int, list[int]] = {}
+        for r, slots in enumerate(self.slots):
+            for i in slots:
+                readers.setdefault(i, []).append(r)
+        self.readers = {i: tuple(rs) for i, rs in readers.items()}
+        # what a launch can change: its flags (and given() of them), its variables, and the
+        # auto-selections computed from them; the other names are fixed by the context
+        self.flag_slots = tuple((i, name[5:]) for i, name in enumerate(self.names) if name.startswith("args."))
+        self.flag_slots += tuple((offset + k, name[5:]) for k, name in enumerate(self.given) if name.startswith("args."))
+        self.env_slots = tuple((i, name[4:]) for i, name in enumerate(self.names) if name.startswith("env."))
+        self.effective_slots = tuple(i for i, name in enumerate(self.names) if name.startswith("effective."))
+        self._unset: dict[tuple, _Unset] = {}
 
     def inputs(self, resolver: "LaunchResolver") -> tuple:
-        """The frozen value of every name (flag names straight through ``LaunchResolver.arg``:
-        most names are flags, and this runs for every launch of every check)."""
-        arg, value = resolver.arg, resolver.value
-        out = [_frozen(arg, name[5:]) if name.startswith("args.") else _frozen(value, name) for name in self.names]
+        """The frozen value of every name, read one by one."""
+        value = resolver.value
+        out = [_frozen(value, name) for name in self.names]
         out += [_frozen(resolver.given, n) for n in self.given]
         return tuple(out)
+
+    def fired(self, resolver: "LaunchResolver", version: str, ctx: Context,
+              declared: dict[str, Any] | None) -> list[int]:
+        """The positions of the rules that fire for ``resolver``'s launch. Only the rules that
+        read an input the launch sets differently from a launch giving no flag in the same
+        context are evaluated; the others have that launch's verdict."""
+        unset = self._unset_for(resolver, version, ctx, declared)
+        if unset is None:  # a context that cannot be told apart from others: every rule, every input
+            vector = self.inputs(resolver)
+            return [r for r, (rule, slots) in enumerate(zip(self.rules, self.slots))
+                    if _fires(rule, slots, vector, resolver, version, ctx)]
+        vector, changed = unset.compare(self, resolver)
+        touched = set(unset.always)
+        readers = self.readers
+        for i in changed:
+            touched.update(readers.get(i, ()))
+        touched &= unset.applicable
+        rules, keys = self.rules, self.keys
+        fired = {r for r in unset.fired if r not in touched}
+        fired.update(r for r in touched if _holds(rules[r], keys[r](vector), resolver))
+        return sorted(fired)
+
+    def _unset_for(self, resolver: "LaunchResolver", version: str, ctx: Context,
+                   declared: dict[str, Any] | None) -> "_Unset | None":
+        parsed = resolver.parsed
+        frozen_declared = _freeze(declared) if declared else None
+        key = (id(parsed.catalog), parsed.open, bool(ctx.model_dummy), version, ctx.gpu, ctx.gpu_class,
+               id(ctx.model), id(ctx.draft_model), frozen_declared)
+        try:
+            hit = self._unset.get(key)
+        except TypeError:  # an unhashable GPU description
+            return None
+        if frozen_declared is _UNHASHABLE:
+            return None
+        if hit is None or not hit.same_objects(parsed.catalog, ctx):
+            if len(self._unset) >= _UNSET_MAX:
+                self._unset.clear()
+            hit = self._unset[key] = _Unset(self, parsed, version, ctx, declared)
+        return hit
+
+
+_UNSET_MAX = 256
+
+
+def _key_of(slots: tuple[int, ...]) -> Callable[[Any], tuple]:
+    """A function taking the tuple of the values at ``slots`` out of an input vector."""
+    if len(slots) > 1:
+        return operator.itemgetter(*slots)
+    if slots:
+        i = slots[0]
+        return lambda vector: (vector[i],)
+    return lambda vector: ()
+
+
+class _Unset:
+    """A launch that gives no flag and sets no variable, in one context (catalog, open argv or
+    not, release, GPU, model, draft model, dummy model, model facts declared by directives):
+    its inputs, the rules that fire for it, and for each auto-selection (``effective.*``) the
+    flags and variables its computation read.
+
+    Every input is a pure function of the names it reads (a condition's of its names and
+    given(); an auto-selection's of the flags and variables it reads, the context fixed): a
+    launch in the same context whose flags and variables give a rule the same inputs gets the
+    same verdict, so only the rules reading an input the launch changes are evaluated again."""
+
+    def __init__(self, plan: _Plan, parsed: ParsedArgs, version: str, ctx: Context, declared: dict[str, Any] | None):
+        cat = parsed.catalog
+        self.cat, self.model, self.draft = cat, ctx.model, ctx.draft_model
+        self.ctx = Context(gpu=ctx.gpu, gpu_class=ctx.gpu_class, model=ctx.model, model_dummy=ctx.model_dummy,
+                           env={}, sglang_version=ctx.sglang_version, draft_model=ctx.draft_model)
+        self.open = parsed.open
+        self.declared = declared
+        self.resolver = LaunchResolver(self._empty(), self.ctx, declared)
+        self.vector = plan.inputs(self.resolver)
+        self.applicable = frozenset(r for r, rule in enumerate(plan.rules) if _applies(rule, version, ctx))
+        self.fired = frozenset(r for r in self.applicable
+                               if _holds(plan.rules[r], plan.keys[r](self.vector), self.resolver))
+        # an input that cannot be frozen cannot be compared: its readers are always evaluated
+        unhashable = [i for i, v in enumerate(self.vector) if v is _UNHASHABLE]
+        self.always = frozenset(r for i in unhashable for r in plan.readers.get(i, ()))
+        # which positions each destination the parser stores to fills (`args.tp_size` reads
+        # `tensor_parallel_size` in the releases that parse into it)
+        slots_of: dict[str, list[int]] = {}
+        for i, dest in plan.flag_slots:
+            slots_of.setdefault(cat.field_dests.get(dest, dest), []).append(i)
+        self.flag_slots = {dest: tuple(slots) for dest, slots in slots_of.items()}
+        self.effective = tuple((i, *self._reads_of(plan.names[i])) for i in plan.effective_slots)
+
+    def _empty(self) -> ParsedArgs:
+        return ParsedArgs(self.cat, [], defaults(self.cat, {}), set(), self.open, [])
+
+    def _reads_of(self, name: str) -> tuple[frozenset[str], frozenset[str]]:
+        """The destinations (flags read or asked given() about) and the variables the
+        auto-selection ``name`` reads here, through the other auto-selections it uses too."""
+        recorder = _Recorder(self._empty(), self.ctx, self.declared)
+        _frozen(recorder.value, name)
+        field_dests = self.cat.field_dests
+        dests = {field_dests.get(d, d) for d in recorder.dests}
+        return frozenset(dests), frozenset(recorder.variables)
+
+    def same_objects(self, cat: Catalog, ctx: Context) -> bool:
+        return self.cat is cat and self.model is ctx.model and self.draft is ctx.draft_model
+
+    def compare(self, plan: _Plan, resolver: "LaunchResolver") -> tuple[list[Any], list[int]]:
+        """``resolver``'s input vector, and the positions where it differs from this one's: a
+        flag or given() of a flag the launch gives, a variable it sets, and an auto-selection
+        that reads one of them."""
+        base = self.vector
+        vector = list(base)
+        changed: list[int] = []
+        names, n_names = plan.names, len(plan.names)
+        explicit = resolver.parsed.explicit
+        arg, given = resolver.arg, resolver.given
+        for dest in explicit:
+            for i in self.flag_slots.get(dest, ()):
+                now = _frozen(arg, names[i][5:]) if i < n_names else _frozen(given, plan.given[i - n_names])
+                if now != base[i]:
+                    vector[i] = now
+                    changed.append(i)
+        env = resolver.ctx.env
+        if env:
+            for i, variable in plan.env_slots:
+                if variable in env:
+                    now = _frozen(resolver.value, names[i])
+                    if now != base[i]:
+                        vector[i] = now
+                        changed.append(i)
+        for i, dests, variables in self.effective:
+            if base[i] is _UNHASHABLE or not dests.isdisjoint(explicit) or (env and not variables.isdisjoint(env)):
+                now = _frozen(resolver.value, names[i])
+                if now != base[i] or now is _UNHASHABLE:
+                    vector[i] = now
+                    changed.append(i)
+        return vector, changed
+
+
+class _Recorder(LaunchResolver):
+    """A resolver that notes the flags, given() and variables read through it."""
+
+    def __init__(self, *args: Any):
+        super().__init__(*args)
+        self.dests: set[str] = set()
+        self.variables: set[str] = set()
+
+    def arg(self, dest: str) -> Any:
+        self.dests.add(dest)
+        return super().arg(dest)
+
+    def given(self, name: str) -> Any:
+        self.dests.add(name.partition(".")[2])
+        return super().given(name)
+
+    def value(self, name: str) -> Any:
+        if name.startswith("env."):
+            self.variables.add(name[4:])
+        return super().value(name)
 
 
 def _frozen(fn, name: str) -> Any:
@@ -864,8 +1028,7 @@ def _plan(rules: tuple[KbRule, ...]) -> _Plan:
     return plan
 
 
-def _verdict(rule: KbRule, slots: tuple[int, ...], vector: tuple, resolver: "LaunchResolver") -> Any:
-    key = tuple([vector[i] for i in slots])
+def _verdict(rule: KbRule, key: tuple, resolver: "LaunchResolver") -> Any:
     if _UNHASHABLE in key:
         return rule.condition.evaluate(resolver)
     memo_key = (rule.condition.source, key)  # the source determines the parsed tree

@@ -1,0 +1,132 @@
+"""The shortcuts of the per-launch path give the answers of the slow way they replace.
+
+Each test compares a precomputed or narrowed computation with the plain one on many inputs
+(real flags, their typos, and arbitrary text), so a shortcut that drifts from what it stands
+for fails here before it changes a finding.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sglang_lsp import argv, kb_engine
+from sglang_lsp.catalog import load_catalog
+from sglang_lsp.document import Document, decode
+from sglang_lsp.engine import Options, check_document, detect_language
+from sglang_lsp.findings import Span
+from sglang_lsp.invocation import Word
+
+CAT = load_catalog()
+LONG = CAT.long_names()
+
+
+def _typo(draw_flag: str, cut: int, insert: str) -> str:
+    cut = cut % max(len(draw_flag), 1)
+    return draw_flag[:cut] + insert + draw_flag[cut + 1:]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(LONG), st.integers(0, 60), st.text("abcdefghijklmnopqrstuvwxyz-_=", max_size=3),
+       st.sampled_from([0.6, 0.75, 0.9]))
+def test_close_candidates_keep_every_close_match(flag, cut, insert, cutoff):
+    word = _typo(flag, cut, insert)
+    narrowed = argv._close_candidates(CAT, word, cutoff)
+    assert set(narrowed) <= set(LONG)
+    assert difflib.get_close_matches(word, narrowed, n=5, cutoff=cutoff) == \
+        difflib.get_close_matches(word, LONG, n=5, cutoff=cutoff)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=30))
+def test_close_candidates_on_arbitrary_text(word):
+    assert difflib.get_close_matches(word, argv._close_candidates(CAT, word, 0.75), n=5, cutoff=0.75) == \
+        difflib.get_close_matches(word, LONG, n=5, cutoff=0.75)
+
+
+# --- knowledge-base rules: only the rules a launch's inputs can change are evaluated ----------
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = sorted(p for p in [*(ROOT / "tests" / "fixtures" / "rules").rglob("*"), *(ROOT / "examples").rglob("*")]
+               if p.suffix in (".sh", ".yaml", ".yml"))
+
+
+def _every_rule(parsed, ctx, declared) -> list[str]:
+    """The rules that fire, each condition evaluated in full, nothing memoised or skipped."""
+    resolver = kb_engine.LaunchResolver(parsed, ctx, declared)
+    version = ctx.sglang_version or parsed.catalog.sglang_version
+    out = []
+    for rule in kb_engine.kb_rules():
+        if not rule.applies_to(version) or (rule.skip_for_dummy_model and ctx.model_dummy):
+            continue
+        try:
+            verdict = rule.condition.evaluate(resolver)
+        except Exception:  # a broken rule fires nowhere
+            continue
+        if verdict is True:
+            out.append(rule.code)
+    return out
+
+
+@pytest.mark.parametrize("gpu", [None, "B200", "MI300X"])
+def test_rules_fire_as_if_every_condition_were_evaluated(gpu, monkeypatch):
+    """Every fixture and example, on no GPU and on two: each launch's inputs are those read one by
+    one, and its findings name the rules a plain evaluation of every condition fires, in the
+    rules' order."""
+    compared = 0
+    original = kb_engine.evaluate
+
+    def both(parsed, ctx, inv=None, **kw):
+        nonlocal compared
+        found = original(parsed, ctx, inv, **kw)
+        assert [f.code for f in found] == _every_rule(parsed, ctx, kw.get("declared_model"))
+        compared += 1
+        return found
+
+    compare = kb_engine._Unset.compare
+
+    def checked_compare(self, plan, resolver):
+        vector, changed = compare(self, plan, resolver)
+        assert tuple(vector) == plan.inputs(resolver)  # every input read the plain way
+        assert set(changed) >= {i for i, v in enumerate(vector) if v != self.vector[i]}
+        return vector, changed
+
+    monkeypatch.setattr(kb_engine, "evaluate", both)
+    monkeypatch.setattr(kb_engine._Unset, "compare", checked_compare)
+    for path in FILES:
+        text = decode(path.read_bytes())
+        language = detect_language(str(path), text) or "shell"
+        check_document(Document(text, str(path), language), Options(gpu=gpu))
+    assert compared > 500
+
+
+# --- argv: a value that passed every check of its flag is not converted again ----------------
+
+VALUED = [o for o in CAT.options if o.option_strings and o.option_strings[0].startswith("--") and o.nargs is None
+          and not o.is_switch and o.action in ("store", "append")]
+
+
+def _resolved(words: list[str]):
+    parsed = argv.resolve(CAT, [Word(w, Span(i * 100, i * 100 + len(w))) for i, w in enumerate(words)],
+                          open_argv=True)
+    return ([(f.code, f.message, f.span) for f in parsed.findings],
+            [(u.spelling, u.converted) for u in parsed.uses], parsed.values)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(VALUED), st.one_of(st.text(max_size=12), st.sampled_from(["1", "0", "-1", "2.5", "auto", "fp8",
+                                                                                  "[1, 2]", "{}", "true", "None"])))
+def test_a_remembered_value_resolves_as_a_new_one(option, text):
+    flag = option.option_strings[0]
+    words = [f"{flag}={text}"] if text.startswith("-") else [flag, text]
+    argv._CLEAN.clear()
+    first = _resolved(words)
+    assert _resolved(words) == first  # the second time from argv._CLEAN where it passed
+    if option.choices:
+        words = [flag, str(option.choices[0])]
+        argv._CLEAN.clear()
+        assert _resolved(words) == _resolved(words)
