@@ -79,7 +79,7 @@ class _Answered:
 
 
 class _Protocol(LanguageServerProtocol):
-    """pygls' protocol with two repairs:
+    """pygls' protocol with two repairs, and a way to send a notification built as JSON:
 
     * a request whose params do not match the method's type gets an ``InvalidParams`` error
       response (pygls 2.1 logs it and leaves the client waiting);
@@ -95,6 +95,11 @@ class _Protocol(LanguageServerProtocol):
             _callback(future)
 
         return super()._execute_handler(msg_id, handler, forget_then, args, kwargs)
+
+    def notify_json(self, method: str, params: dict) -> None:
+        """Send a notification whose params are JSON already (no lsprotocol objects for
+        cattrs to take apart: the diagnostics of every publish, see convert.diagnostics_json)."""
+        self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
 
     def structure_message(self, data):
         try:
@@ -294,9 +299,9 @@ class SglangLanguageServer(LanguageServer):
                 return
             if doc.snap.version != snap.version or generation != self.generation:
                 return  # stale: the check of the newer version publishes
-            diagnostics = convert.diagnostics(result, doc.uri, snap.version, self.encoding)
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                uri=doc.uri, version=snap.version, diagnostics=diagnostics))
+            diagnostics = convert.diagnostics_json(result, doc.uri, snap.version, self.encoding)
+            self.protocol.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                                      {"uri": doc.uri, "version": snap.version, "diagnostics": diagnostics})
             log.debug("published %d diagnostics for %s v%s", len(diagnostics), doc.uri, snap.version)
         except Exception:
             log.exception("publishing diagnostics for %s failed", doc.uri)
