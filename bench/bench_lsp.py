@@ -17,7 +17,7 @@ Latency
 
     * ``script``: a 2,000-line shell script, mostly ordinary shell (functions, loops, curl,
       docker …) with ``--launches`` (default 20) multi-line sglang launches;
-    * ``script-dense``: a 2,000-line script that is nothing but launches (about 170);
+    * ``script-dense``: a 2,000-line script that is nothing but launches (about 150);
     * ``yaml``: a 3,000-line multi-document Kubernetes YAML (Deployments whose containers launch
       sglang, Services, ConfigMaps).
 
@@ -70,10 +70,9 @@ FLAGS = [
 ]
 OTHER_SHELL = [
     'log() {{ echo "[$(date +%H:%M:%S)] $*" >&2; }}',
-    "for i in $(seq 1 {n}); do",
-    '  curl -sf "http://localhost:${{PORT:-30000}}/health" >/dev/null && break',
+    'for i in $(seq 1 {n}); do curl -sf "http://localhost:${{PORT:-30000}}/health" >/dev/null && break; done',
+    '  curl -sf "http://localhost:${{PORT:-30000}}/health" >/dev/null || true',
     "  sleep 2",
-    "done",
     'if [[ -z "${{HF_TOKEN:-}}" ]]; then log "no token"; fi',
     'docker pull "lmsysorg/sglang:v0.5.{n}" || true',
     "export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7",
@@ -94,17 +93,20 @@ def launch(rng: random.Random, port: int) -> list[str]:
 
 
 def make_script(lines: int, launches: int, seed: int = 0) -> str:
+    """A valid script (every line a complete command, no launch cut off at the end)."""
     rng = random.Random(seed)
     out = ["#!/usr/bin/env bash", "set -euo pipefail", "MODEL=meta-llama/Llama-3.1-8B-Instruct"]
     every = max(1, (lines - 3) // max(launches, 1))
     port = 30000
     while len(out) < lines:
-        if launches and len(out) // every > (port - 30000) and port - 30000 < launches:
-            out += launch(rng, port)
+        command = launch(rng, port) if launches and len(out) // every > (port - 30000) and port - 30000 < launches \
+            else []
+        if command and len(out) + len(command) <= lines:
+            out += command
             port += 1
         else:
             out.append(rng.choice(OTHER_SHELL).format(n=len(out)))
-    return "\n".join(out[:lines]) + "\n"
+    return "\n".join(out) + "\n"
 
 
 def make_dense_script(lines: int, seed: int = 1) -> str:
@@ -112,9 +114,10 @@ def make_dense_script(lines: int, seed: int = 1) -> str:
     out = ["#!/usr/bin/env bash", "MODEL=meta-llama/Llama-3.1-8B-Instruct"]
     port = 30000
     while len(out) < lines:
-        out += launch(rng, port)
+        command = launch(rng, port)
+        out += command if len(out) + len(command) <= lines else ["wait"]
         port += 1
-    return "\n".join(out[:lines]) + "\n"
+    return "\n".join(out) + "\n"
 
 
 DEPLOYMENT = """---
