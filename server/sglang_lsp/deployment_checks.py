@@ -112,8 +112,10 @@ def _script_env(doc: Document, inv: Invocation, where: Placement, tree: Any) -> 
         if exported.get(name) is not None:
             pattern = re.compile(rb"\bexport[ \t]+" + name.encode() + rb"=([\"']?)([^\s\"';]*)\1")
             last = None
-            for m in pattern.finditer(doc.data, 0, inv.span.start):
-                last = m
+            at = doc.data.rfind(b"export", 0, inv.span.start)
+            while at != -1 and last is None:  # the last match before the launch, found from the end
+                last = pattern.match(doc.data, at, inv.span.start)
+                at = doc.data.rfind(b"export", 0, at)
             if last is not None:
                 value = Value(exported[name] or "", Span(last.start(2), last.end(2)))
                 return dataclasses.replace(where, visible_devices=value, visible_name=name)

@@ -85,8 +85,8 @@ class Document:
         """0-based (line, character) in the negotiated LSP position encoding."""
         byte = max(0, min(byte, len(self.data)))
         line = self.line_of(byte)
-        if encoding == "utf-8":
-            return line, byte - self._line_starts[line]
+        if encoding == "utf-8" or self.data[self._line_starts[line] : byte].isascii():
+            return line, byte - self._line_starts[line]  # ASCII: one code unit per byte in every encoding
         prefix = self._prefix(line, byte)
         if encoding == "utf-32":
             return line, len(prefix)
@@ -115,6 +115,8 @@ class Document:
 
 def utf16_len(text: str) -> int:
     n = len(text)
+    if text.isascii():
+        return n
     for ch in text:
         if ord(ch) > 0xFFFF:
             n += 1

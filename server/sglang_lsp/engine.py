@@ -69,6 +69,10 @@ class Result:
     options: Options | None = None
     context: Any = None  # precedence.LaunchContext: gpu, sglang version, model … with their origins
     directives: Any = None  # directives.Directives of the checked file (None: it has no `sglang-lsp:` comment)
+    # for the language server's incremental re-check (sglang_lsp.incremental): the script's
+    # variable scope (shell), and id(invocation) → the findings its own checks produced
+    scope: Any = None
+    launch_findings: dict[int, list[Finding]] = field(default_factory=dict)
 
 
 def launch_parse(result: Result, inv: Invocation) -> ParsedArgs | None:
@@ -148,6 +152,7 @@ def _check_shell(doc: Document, cat: Catalog, result: Result, old_tree: Any = No
     base_dir = os.path.dirname(doc.path) if doc.path else None
     script = extract(Source(doc.data, None), base_dir, old_tree=old_tree)
     result.tree = script.tree
+    result.scope = script.scope
     result.invocations = script.invocations
     file_context.attach(result, script.invocations)
     result.findings += continuation_findings(doc, script)
@@ -203,6 +208,12 @@ def _program_span(inv: Invocation) -> Span:
 
 
 def _check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs: dict | None = None) -> None:
+    first = len(result.findings)
+    _check_launch(inv, cat, result, config_refs)
+    result.launch_findings[id(inv)] = result.findings[first:]
+
+
+def _check_launch(inv: Invocation, cat: Catalog, result: Result, config_refs: dict | None = None) -> None:
     add_inferred(result, inv)  # node selectors, GPU resources, image tags … into the precedence chain
     cat = _catalog_of(inv, cat, result)
     args = list(inv.args)

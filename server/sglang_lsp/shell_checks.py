@@ -170,6 +170,21 @@ def heredoc_files(doc: Document, script: ShellScript) -> list[HeredocFile]:
 _ENVIRONMENT_NAMES = {"home", "user", "path", "pwd", "hostname", "shell", "term", "lang", "http_proxy",
                       "https_proxy", "no_proxy", "all_proxy", "ftp_proxy"}
 _SHELL_SOURCING = re.compile(rb"(?m)(?:^|[;&|({]|\bthen\b|\bdo\b)[ \t]*(?:source|\.|eval)[ \t]")
+_SOURCING_WORD = re.compile(rb"(?:source|\.|eval)[ \t]")
+
+
+def _sources_anything(data: bytes) -> bool:
+    """``_SHELL_SOURCING.search(data)``, found faster: the regex tries its alternatives at every
+    byte of the script, so look for the command word first and match the regex where the run
+    of blanks before it starts (the only place a match ending at that word can start)."""
+    for m in _SOURCING_WORD.finditer(data):
+        start = m.start()
+        while start > 0 and data[start - 1] in b" \t":
+            start -= 1
+        for back in (0, 1, 2, 4):  # ^ or the separator, `do` or `then` before the blanks
+            if back <= start and _SHELL_SOURCING.match(data, start - back, m.end()):
+                return True
+    return False
 
 
 def unassigned_variable_findings(doc: Document, script: ShellScript) -> list[Finding]:
@@ -179,7 +194,7 @@ def unassigned_variable_findings(doc: Document, script: ShellScript) -> list[Fin
     (``$SLURM_NODEID``, ``$MODEL_PATH`` exported by a job template), and nothing is reported in a
     script that ``source``s, ``.``-includes or ``eval``s anything, or that names the variable
     anywhere else (a ``read``, ``getopts``, ``printf -v``, ``mapfile``, a function's ``local`` …)."""
-    if script.scope is None or script.scope.clobber_all or _SHELL_SOURCING.search(doc.data):
+    if script.scope is None or script.scope.clobber_all or _sources_anything(doc.data):
         return []
     out: list[Finding] = []
     assigned = sorted(script.scope.assignments)

@@ -157,6 +157,59 @@ def diagnostics(result: Result, uri: str, version: int | None, encoding: str) ->
     return out
 
 
+# --- findings → diagnostics as JSON (the push path) ----------------------------------------
+
+
+def _position_json(doc: Document, byte: int, encoding: str) -> dict:
+    line, character = doc.byte_to_lsp(byte, encoding)
+    return {"line": line, "character": character}
+
+
+def _span_json(doc: Document, span: Span, encoding: str) -> dict:
+    return {"start": _position_json(doc, span.start, encoding), "end": _position_json(doc, span.end, encoding)}
+
+
+def diagnostic_json(finding: Finding, result: Result, uri: str, version: int | None, encoding: str) -> dict | None:
+    """:func:`diagnostic` as the JSON the protocol sends, built directly: a published list of
+    a few hundred diagnostics is otherwise mostly lsprotocol objects being built and then taken
+    apart again by cattrs (tests/test_lsp_convert.py checks that both give the same JSON)."""
+    if _located(result, finding.span, uri) != (uri, result.document):
+        return None
+    doc = result.document
+    out: dict[str, Any] = {"range": _span_json(doc, finding.span, encoding), "message": finding.message,
+                           "severity": _SEVERITY[finding.severity].value, "code": finding.code}
+    rule = rules.registry().get(finding.code)
+    if rule is not None:
+        out["codeDescription"] = {"href": rule.url}
+    out["source"] = SOURCE
+    tags = {_TAGS[t] for t in finding.tags if t in _TAGS}
+    if finding.code == "SGL008":
+        tags.add(types.DiagnosticTag.Deprecated)
+    if tags:
+        out["tags"] = sorted(t.value for t in tags)
+    related = []
+    for span, message in finding.related:
+        where = _located(result, span, uri)
+        if where is not None:
+            related.append({"location": {"uri": where[0], "range": _span_json(where[1], span, encoding)},
+                            "message": message})
+    if related:
+        out["relatedInformation"] = related
+    fixes = [p for p in (fix_payload(f, result, uri, encoding) for f in finding.fixes) if p is not None]
+    out["data"] = {"version": version, "fixes": fixes}
+    return out
+
+
+def diagnostics_json(result: Result, uri: str, version: int | None, encoding: str) -> list[dict]:
+    """The ``diagnostics`` of a ``textDocument/publishDiagnostics`` notification, as JSON."""
+    out = []
+    for finding in result.findings:
+        d = diagnostic_json(finding, result, uri, version, encoding)
+        if d is not None:
+            out.append(d)
+    return out
+
+
 # --- fixes → workspace edits -------------------------------------------------------------
 
 

@@ -1,8 +1,9 @@
 """``sglang-lsp serve``: the language server, a thin pygls adapter over the engine.
 
 Every handler has the same shape: find the open document, get the check result for its
-current version (the same :func:`sglang_lsp.engine.check_document` the CLI calls), call one
-pure feature function, return. Checks run on one worker thread so that the event loop keeps
+current version (the same :func:`sglang_lsp.engine.check_document` the CLI calls, or
+:func:`sglang_lsp.incremental.recheck`, which gives the same result reusing the latest check of
+the document where that is safe), call one pure feature function, return. Checks run on one worker thread so that the event loop keeps
 reading messages while a large file is checked:
 
 * a change is applied at once (its tree-sitter tree edited, see :mod:`.documents`) and a
@@ -46,7 +47,8 @@ from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__, project_config
 from ..catalog import Catalog, load_catalog
-from ..engine import Result, check_document
+from ..engine import Result
+from ..incremental import ScopeState, recheck
 from . import convert
 from .documents import Snapshot, TextChange, apply_changes, open_snapshot, uri_to_path, with_tree
 from .features import actions, completion, explain, hover, inlay, symbols
@@ -68,6 +70,9 @@ class OpenDocument:
     snap: Snapshot
     result: Result | None = None
     result_key: tuple[int, int] | None = None  # (version, settings generation) of ``result``
+    # the latest result with what re-checking the next version incrementally needs (one
+    # tuple, so the checker thread reads a consistent pair)
+    reuse: tuple[Result, ScopeState | None] | None = None
     pending: dict[tuple[int, int, bool], asyncio.Future] = field(default_factory=dict)
     timer: asyncio.TimerHandle | None = None
 
@@ -79,7 +84,7 @@ class _Answered:
 
 
 class _Protocol(LanguageServerProtocol):
-    """pygls' protocol with two repairs:
+    """pygls' protocol with two repairs, and a way to send a notification built as JSON:
 
     * a request whose params do not match the method's type gets an ``InvalidParams`` error
       response (pygls 2.1 logs it and leaves the client waiting);
@@ -95,6 +100,11 @@ class _Protocol(LanguageServerProtocol):
             _callback(future)
 
         return super()._execute_handler(msg_id, handler, forget_then, args, kwargs)
+
+    def notify_json(self, method: str, params: dict) -> None:
+        """Send a notification whose params are JSON already (no lsprotocol objects for
+        cattrs to take apart: the diagnostics of every publish, see convert.diagnostics_json)."""
+        self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
 
     def structure_message(self, data):
         try:
@@ -177,24 +187,29 @@ class SglangLanguageServer(LanguageServer):
 
     # --- checking -----------------------------------------------------------------------
 
-    def _run_check(self, doc: OpenDocument, snap: Snapshot, settings: Settings, skip_if_stale: bool) -> Result | None:
-        """Runs on the checker thread."""
+    def _run_check(self, doc: OpenDocument, snap: Snapshot, settings: Settings,
+                   skip_if_stale: bool) -> tuple[Result, ScopeState | None] | None:
+        """Runs on the checker thread: the result, and what re-checking the next version
+        incrementally needs (:func:`sglang_lsp.incremental.recheck` reuses the latest result)."""
         if skip_if_stale and doc.snap.version != snap.version:
             return None  # a newer version arrived while this one waited: it gets its own check
         if snap.language is None:
-            return Result(snap.doc.path, snap.doc, [])  # not a file sglang-lsp checks
+            return Result(snap.doc.path, snap.doc, []), None  # not a file sglang-lsp checks
         old_tree = snap.tree if snap.tree_language == snap.language else None
         started = time.perf_counter()
         options = self.options_for(snap.doc.path, settings)
+        previous, state = doc.reuse if doc.reuse is not None and old_tree is not None else (None, None)
+        incremental, state = False, None
         try:
-            result = check_document(snap.doc, options, old_tree=old_tree)
+            done = recheck(snap.doc, options, previous, state, old_tree=old_tree)
+            result, incremental, state = done.result, done.incremental, done.state
         except Exception as exc:
             log.exception("check of %s failed", doc.uri)
             result = Result(snap.doc.path, snap.doc, [], errors=[f"internal error: {type(exc).__name__}: {exc}"])
         self.checks_run += 1
         log.debug("checked %s v%s in %.1f ms (%s, incremental=%s)", doc.uri, snap.version,
-                  (time.perf_counter() - started) * 1000, snap.language, old_tree is not None)
-        return result
+                  (time.perf_counter() - started) * 1000, snap.language, incremental)
+        return result, state
 
     def options_for(self, path: str | None, settings: Settings):
         """Engine options for a document: the settings over the sglang-lsp configuration file
@@ -236,13 +251,15 @@ class SglangLanguageServer(LanguageServer):
     async def _check(self, doc: OpenDocument, snap: Snapshot, generation: int, settings: Settings,
                      skip_if_stale: bool) -> Result | None:
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self.checker, self._run_check, doc, snap, settings, skip_if_stale)
+        checked = await loop.run_in_executor(self.checker, self._run_check, doc, snap, settings, skip_if_stale)
         self._show_config_errors()
-        if result is None:
+        if checked is None:
             return None
+        result, state = checked
         current = self.docs.get(doc.uri) is doc and doc.snap.version == snap.version
         if current and generation == self.generation:
             doc.result, doc.result_key = result, (snap.version, generation)
+            doc.reuse = (result, state)
             if result.tree is not None and doc.snap is snap:
                 doc.snap = with_tree(snap, result.tree, snap.language)  # same text: keep the fresh tree
             for error in result.errors:
@@ -294,9 +311,9 @@ class SglangLanguageServer(LanguageServer):
                 return
             if doc.snap.version != snap.version or generation != self.generation:
                 return  # stale: the check of the newer version publishes
-            diagnostics = convert.diagnostics(result, doc.uri, snap.version, self.encoding)
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                uri=doc.uri, version=snap.version, diagnostics=diagnostics))
+            diagnostics = convert.diagnostics_json(result, doc.uri, snap.version, self.encoding)
+            self.protocol.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                                      {"uri": doc.uri, "version": snap.version, "diagnostics": diagnostics})
             log.debug("published %d diagnostics for %s v%s", len(diagnostics), doc.uri, snap.version)
         except Exception:
             log.exception("publishing diagnostics for %s failed", doc.uri)
@@ -448,6 +465,7 @@ def create_server() -> SglangLanguageServer:
             if doc.uri != params.text_document.uri and doc.result is not None and any(
                     os.path.normpath(p) == path for p in doc.result.documents):
                 doc.result_key = None
+                doc.reuse = None
                 server.schedule(doc, 0.0)
                 if server.pull_diagnostics and server.client_refreshes_diagnostics:
                     server.workspace_diagnostic_refresh(None)

@@ -1,0 +1,510 @@
+"""Re-checking a document after an edit, reusing the check of its previous version: the
+language server's incremental path. The result is always that of
+:func:`sglang_lsp.engine.check_document` on the new text; when that cannot be shown to hold
+for a shortcut, the document is checked from scratch.
+
+The shortcut (shell scripts): the text that changed lies within top-level statements that,
+before and after the edit, give no variable a value (no assignment, ``for`` variable, ``read``,
+``source``/``.``/``eval``) and contain no here-document. Then
+
+* the other statements are the same text, parsed the same (tree-sitter's ``changed_ranges``
+  lies within the changed statements), and the variables every launch sees are the same: their
+  launches are the previous ones with byte offsets after the edit moved by its length change;
+* the changed statements are extracted again on their own, each variable they read given the
+  value the previous check's scope had for it there (the scope, and the tree it was built on,
+  are kept across edits; offsets are mapped back to that tree through the edits made since);
+* each launch is checked again unless it is a previous launch whose precedence-chain values
+  (GPU, release, model …) are unchanged: then its parse and findings are reused, moved;
+* the checks that look at the whole file (continuation lines, unassigned variables,
+  placeholders, deployment checks, suppressions and rule selection) run as in a full check.
+
+Not taken (full check): YAML, a file with ``sglang-lsp:`` comments (directives, suppressions),
+a here-document anywhere, a ``--config`` file read from disk, an ``sh -c`` launch or array
+expansion in the changed statements, and parse errors there that parse differently on their own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import file_context, queries
+from .argv import FlagUse, ParsedArgs
+from .deployment_checks import deployment_findings
+from .document import Document
+from .engine import (Options, Result, _catalog_named, _check_invocation, _without_echoes, check_document)
+from .findings import Edit, Finding, Fix, Span
+from .invocation import CharRun, Invocation, Word
+from .kb_engine import add_inferred
+from .shell import ShellScript, Source, extract
+from .shell_checks import continuation_findings, explain_placeholders, unassigned_variable_findings
+
+log = logging.getLogger(__name__)
+
+MAX_STEPS = 1000  # edits mapped back to the scope's tree before a full check builds a new one
+_CLOBBERING_COMMANDS = {b"read", b"source", b".", b"eval"}
+
+
+@dataclass
+class ScopeState:
+    """The variable scope of a script as of a full check, and the edits made since: each
+    ``(start, old_end, new_end)`` of a changed stretch (none of them assigns a variable)."""
+
+    scope: Any
+    root: Any  # the root node of the tree the scope was built on
+    steps: list[tuple[int, int, int]] = field(default_factory=list)
+
+    def to_scope_offset(self, offset: int) -> int:
+        """``offset`` of the current text as an offset of the scope's tree (offsets inside a
+        changed stretch go to its start: no variable is assigned there)."""
+        for start, old_end, new_end in reversed(self.steps):
+            if offset >= new_end:
+                offset += old_end - new_end
+            elif offset > start:
+                offset = start
+        return offset
+
+    def from_scope_offset(self, offset: int) -> int | None:
+        """An offset of the scope's tree in the current text (``None``: inside a changed stretch)."""
+        for start, old_end, new_end in self.steps:
+            if offset >= old_end:
+                offset += new_end - old_end
+            elif offset > start:
+                return None
+        return offset
+
+
+@dataclass
+class Recheck:
+    result: Result
+    state: ScopeState | None
+    incremental: bool  # False: checked from scratch
+
+
+def recheck(doc: Document, options: Options, previous: Result | None, state: ScopeState | None,
+            old_tree: Any = None) -> Recheck:
+    """The check of ``doc``: :func:`check_document`'s result, reusing ``previous`` (the result
+    of an earlier version of the same document, with the same options) where that is safe.
+    ``old_tree``: the previous tree edited to ``doc``'s text (see check_document)."""
+    tree = None
+    if old_tree is not None and doc.language == "shell":
+        tree = queries.parser("bash").parse(doc.data, old_tree)
+        if tree.root_node.has_error:
+            # tree-sitter-bash's error recovery can come out differently when it re-parses
+            # than when it parses the text afresh (tests/test_lsp_incremental.py finds such
+            # edits): a text with syntax errors is parsed afresh
+            tree = old_tree = None
+    if previous is not None and state is not None and tree is not None:
+        try:
+            done = _shell_recheck(doc, options, previous, state, old_tree, tree)
+        except Exception:  # pragma: no cover - defensive: the full check is always right
+            log.exception("incremental re-check of %s failed; checking from scratch", doc.path)
+            done = None
+        if done is not None:
+            result, step = done
+            return Recheck(result, ScopeState(state.scope, state.root, [*state.steps, step]), True)
+    result = check_document(doc, options, old_tree=old_tree)
+    new_state = ScopeState(result.scope, result.tree.root_node) if result.scope is not None and result.tree else None
+    return Recheck(result, new_state, False)
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def _common_ends(old: bytes, new: bytes) -> tuple[int, int]:
+    """Length of the common prefix and of the common suffix (not overlapping it)."""
+    limit = min(len(old), len(new))
+    lo, hi = 0, limit
+    while lo < hi:  # binary search on slice equality: memcmp, not a Python loop per byte
+        mid = (lo + hi + 1) // 2
+        if old[:mid] == new[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    prefix = lo
+    lo, hi = 0, limit - prefix
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[len(old) - mid:] == new[len(new) - mid:]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return prefix, lo
+
+
+def _touching(children: list, start: int, end: int) -> tuple[int, int]:
+    """Index range ``[i, j)`` of the top-level nodes that overlap or touch ``[start, end]``."""
+    i = 0
+    while i < len(children) and children[i].end_byte < start:
+        i += 1
+    j = i
+    while j < len(children) and children[j].start_byte <= end:
+        j += 1
+    return i, j
+
+
+def _shell_recheck(doc: Document, options: Options, previous: Result, state: ScopeState,
+                   old_tree: Any, tree: Any) -> tuple[Result, tuple[int, int, int]] | None:
+    """The new result and the step to record, or ``None``: check from scratch."""
+    old_doc = previous.document
+    if doc.language != "shell" or old_doc.language != "shell" or previous.options != options \
+            or previous.errors or previous.documents or previous.tree is None or old_tree is None \
+            or doc.path != old_doc.path or len(state.steps) >= MAX_STEPS:
+        return None
+    old, new = old_doc.data, doc.data
+    if b"sglang-lsp:" in old or b"sglang-lsp:" in new or b"<<" in old or b"<<" in new:
+        return None  # directives and suppressions, here-documents: read from the whole file
+    prefix, suffix = _common_ends(old, new)
+    delta = len(new) - len(old)
+    old_end, new_end = len(old) - suffix, len(new) - suffix
+
+    found = _unit(previous.tree.root_node, tree.root_node, prefix, old_end, new_end, delta)
+    if found is None:
+        return None
+    path, old_nodes, new_nodes = found
+    # the stretch re-extracted: the changed statements (or the edit itself, between statements)
+    o_start = min(old_nodes[0].start_byte if old_nodes else prefix, prefix)
+    o_stop = max(old_nodes[-1].end_byte if old_nodes else old_end, old_end)
+    n_start = min(new_nodes[0].start_byte if new_nodes else prefix, prefix)
+    n_stop = max(new_nodes[-1].end_byte if new_nodes else new_end, new_end)
+    if o_start != n_start or o_stop + delta != n_stop:
+        return None
+    for r in old_tree.changed_ranges(tree):
+        if r.start_byte < n_start or r.end_byte > n_stop:
+            return None  # the parse changed outside the changed statements
+    if not _assigns_nothing(old, old_nodes) or not _assigns_nothing(new, new_nodes):
+        return None
+    anchor = _anchor(state, path, n_start)
+    if anchor is None:
+        return None
+    fresh = _extract_stretch(doc, new_nodes, n_start, n_stop, state, anchor)
+    if fresh is None:
+        return None
+
+    before = [inv for inv in previous.invocations if inv.span.end <= o_start]
+    after = [inv for inv in previous.invocations if inv.span.start >= o_stop]
+    if len(before) + len(after) + sum(1 for inv in previous.invocations if o_start <= inv.span.start < o_stop) \
+            != len(previous.invocations):
+        return None
+    shifter = _Shifter(o_start, o_stop, delta)
+    reused: dict[int, Invocation] = {}  # id(invocation of the new text) → the same launch before
+    invocations: list[Invocation] = []
+    for inv in before:
+        reused[id(inv)] = inv
+        invocations.append(inv)
+    invocations += fresh
+    for inv in after:
+        try:
+            new_inv = shifter.invocation(inv) if delta else inv
+        except _Straddles:
+            return None
+        reused[id(new_inv)] = inv
+        invocations.append(new_inv)
+    result = _assemble(doc, options, previous, tree, state.scope, invocations, reused, shifter)
+    return None if result is None else (result, (o_start, o_stop, n_stop))
+
+
+def _assigns_nothing(data: bytes, nodes: list) -> bool:
+    """Whether these top-level statements give no variable a value the scope would record
+    (a command's prefix ``X=1 cmd`` only sets its environment: allowed)."""
+    for node in nodes:
+        for _, caps in queries.matches("bash", "script", node):
+            if "clobber.name" in caps:
+                return False
+            for a in caps.get("assignment", ()):
+                if a.parent is None or a.parent.type != "command":
+                    return False
+            for name in caps.get("command.name", ()):
+                if data[name.start_byte:name.end_byte] in _CLOBBERING_COMMANDS:
+                    return False
+    return True
+
+
+def _anchor(state: ScopeState, path: list, offset: int) -> Any:
+    """The node of the scope's tree where the variables have the values they have at
+    ``offset`` of the current text: the first statement at or after it in the statement list
+    ``path`` leads to (the same list there, found by type and mapped start)."""
+    node = state.root
+    for type_, start in path:
+        at = state.to_scope_offset(start)
+        node = next((c for c in node.children if c.start_byte == at and c.type == type_), None)
+        if node is None:
+            return None
+    at = state.to_scope_offset(offset)
+    return next((c for c in node.children if c.start_byte >= at), None)
+
+
+# statement lists an edit is followed into (a command, or a redirected one, is where it stops:
+# its words are extracted together, see shell._after_redirects)
+_STATEMENT_LISTS = {"compound_statement", "do_group", "subshell", "if_statement", "elif_clause", "else_clause",
+                    "while_statement", "for_statement", "c_style_for_statement", "case_statement", "case_item",
+                    "function_definition"}
+
+
+def _unit(old_root: Any, new_root: Any, start: int, old_end: int, new_end: int,
+          delta: int) -> tuple[list, list, list] | None:
+    """The statements the changed bytes (``[start, old_end)`` before, ``[start, new_end)``
+    after) lie in: the deepest statement list holding all of them, the same before and after
+    but for them. Returns the path to that list (type and start of each node below the root),
+    and the changed statements before and after; ``None`` when the rest of it differs."""
+    old, new = old_root, new_root
+    path: list = []
+    while True:
+        old_children, new_children = old.children, new.children
+        oi, oj = _touching(old_children, start, old_end)
+        ni, nj = _touching(new_children, start, new_end)
+        if oj - oi == 1 and nj - ni == 1:
+            a, b = old_children[oi], new_children[ni]
+            if a.type == b.type and a.type in _STATEMENT_LISTS and a.start_byte == b.start_byte < start \
+                    and a.end_byte + delta == b.end_byte and old_end < a.end_byte:
+                old, new = a, b
+                path.append((b.type, b.start_byte))
+                continue
+        break
+    if oi != ni or len(old_children) - oj != len(new_children) - nj:
+        return None
+    for a, b in zip(old_children[:oi], new_children[:ni]):
+        if (a.type, a.start_byte, a.end_byte) != (b.type, b.start_byte, b.end_byte):
+            return None
+    for a, b in zip(old_children[oj:], new_children[nj:]):
+        if (a.type, a.start_byte + delta, a.end_byte + delta) != (b.type, b.start_byte, b.end_byte):
+            return None
+    return path, old_children[oi:oj], new_children[ni:nj]
+
+
+_EXPANSIONS = ("simple_expansion", "expansion")
+
+
+def _references(nodes: list, data: bytes) -> tuple[dict[str, int], set[str]] | None:
+    """Variables the statements expand: name → deepest nesting of ``${…}`` operands it is read
+    at, and the names expanded as whole arrays (``${A[@]}``)."""
+    names: dict[str, int] = {}
+    arrays: set[str] = set()
+    stack = [(n, 0) for n in nodes]
+    while stack:
+        node, depth = stack.pop()
+        if node.type in _EXPANSIONS:
+            for c in node.named_children:
+                target = c.child_by_field_name("name") if c.type == "subscript" else c
+                if target is not None and target.type == "variable_name":
+                    name = data[target.start_byte:target.end_byte].decode("utf-8", "surrogateescape")
+                    names[name] = max(names.get(name, 0), depth)
+                    if c.type == "subscript":
+                        index = c.child_by_field_name("index")
+                        if index is not None and data[index.start_byte:index.end_byte] in (b"@", b"*"):
+                            arrays.add(name)
+                    break
+            depth += 1
+        stack.extend((c, depth) for c in node.children)
+    return names, arrays
+
+
+def _outer_env(state: ScopeState, anchor: Any, names: dict[str, int], arrays: set[str]) -> dict[str, Word | None] | None:
+    """What each variable holds at ``anchor``, in the form extraction takes for the variables
+    of an enclosing script (``None``: unknown), its characters' offsets those of the current
+    text; ``None`` when that form cannot say it."""
+    scope = state.scope
+    env: dict[str, Word | None] = {}
+    kept = list(scope.unassigned)
+    try:
+        for name in arrays:
+            if scope.array(name, anchor, 0) is not None:
+                return None  # a known array: extraction takes only scalars from outside
+        for name, depth in names.items():
+            value = scope.scalar(name, anchor, 0)
+            if depth:
+                deep = scope.scalar(name, anchor, depth)
+                if (deep is None) != (value is None) or (value is not None and (
+                        deep.unknown, deep.text, deep.prefix, deep.spans) != (value.unknown, value.text, value.prefix,
+                                                                               value.spans)):
+                    return None  # read under `${X:-…}` nesting deep enough to meet the depth limit
+            if value is None:
+                continue  # never assigned before: the extraction records it as such
+            if value.unknown:
+                if value.prefix:
+                    return None
+                env[name] = None
+            else:
+                spans = [(state.from_scope_offset(a), state.from_scope_offset(b)) for a, b in value.spans]
+                if any(a is None or b is None for a, b in spans):
+                    return None
+                env[name] = Word(value.text, Span(0, 0), spans)
+    finally:
+        scope.unassigned[:] = kept
+    return env
+
+
+def _extract_stretch(doc: Document, nodes: list, start: int, stop: int, state: ScopeState,
+                     anchor: Any) -> list[Invocation] | None:
+    """The launches in ``[start, stop)`` of the new text, extracted on their own (a source
+    whose offsets map to the file's) with the variables the scope gives them; ``None`` when
+    that would not be what the whole file's extraction gives."""
+    found = _references(nodes, doc.data)
+    env = _outer_env(state, anchor, *found) if found is not None else None
+    if env is None:
+        return None
+    source = Source(doc.data[start:stop], None, list(range(start, stop + 1)), [*range(start + 1, stop + 1), stop])
+    base_dir = os.path.dirname(doc.path) if doc.path else None
+    script = extract(source, base_dir, 0, env)
+    own = [(str(c), c.start_byte + start, c.end_byte + start) for c in script.tree.root_node.children]
+    if own != [(str(c), c.start_byte, c.end_byte) for c in nodes]:
+        return None  # parsed differently on their own (an error node, a word glued across)
+    if any(inv.nested for inv in script.invocations):
+        return None  # `sh -c`: its script sees the variables the whole file exports
+    return script.invocations
+
+
+# ---------------------------------------------------------------------------------------
+# Moving what a previous check found by the length change of the edit
+
+
+class _Straddles(Exception):
+    """A range of a reused launch reaches into the changed text: check that launch again."""
+
+
+class _Shifter:
+    """Offsets at or after the end of the changed stretch ``[start, stop)`` of the previous
+    text move by ``delta``; a range reaching into the stretch raises :class:`_Straddles`.
+    Objects with nothing to move are returned as they are."""
+
+    def __init__(self, start: int, stop: int, delta: int):
+        self.start, self.stop, self.delta = start, stop, delta
+        self.findings: dict[int, Finding] = {}
+
+    def offset(self, x: int) -> int:
+        if x >= self.stop:
+            return x + self.delta
+        if x > self.start:
+            raise _Straddles()
+        return x
+
+    def span(self, span: Span) -> Span:
+        if span.path is not None:
+            return span
+        start, end = span.start, span.end
+        if start < self.start < end or start < self.stop < end or self.start < start < self.stop:
+            raise _Straddles()
+        if not self.delta or end < self.stop:
+            return span
+        return Span(self.offset(start), self.offset(end))
+
+    def char_spans(self, spans):
+        if spans is None or not self.delta:
+            return spans
+        if isinstance(spans, CharRun):
+            if spans.n and spans.start < self.stop < spans.start + spans.n:
+                raise _Straddles()
+            return CharRun(self.offset(spans.start), spans.n)
+        offset = self.offset
+        return [(offset(a), offset(b)) for a, b in spans]
+
+    def word(self, w: Word) -> Word:
+        moved = object.__new__(Word)
+        moved.__dict__.update(w.__dict__)
+        moved.span = self.span(w.span)
+        moved.char_spans = self.char_spans(w.char_spans)
+        return moved
+
+    def invocation(self, inv: Invocation) -> Invocation:
+        return dataclasses.replace(
+            inv, program=[self.word(w) for w in inv.program], args=[self.word(w) for w in inv.args],
+            span=self.span(inv.span), unassigned=[(n, self.span(s)) for n, s in inv.unassigned])
+
+    def finding(self, f: Finding) -> Finding:
+        done = self.findings.get(id(f))
+        if done is None:
+            span = self.span(f.span)
+            fixes = [x if all(self.span(e.span) is e.span for e in x.edits) else
+                     Fix(x.title, x.applicability, tuple(Edit(self.span(e.span), e.new_text) for e in x.edits))
+                     for x in f.fixes]
+            related = [(self.span(r), m) for r, m in f.related]
+            if span is f.span and all(a is b for a, b in zip(fixes, f.fixes)) \
+                    and all(a[0] is b[0] for a, b in zip(related, f.related)):
+                done = f  # nothing moved: the same finding
+            else:
+                done = dataclasses.replace(f, span=span, fixes=fixes, related=related)
+            self.findings[id(f)] = done
+        return done
+
+    def use(self, u: FlagUse) -> FlagUse:
+        moved = object.__new__(FlagUse)
+        moved.__dict__.update(u.__dict__)
+        moved.word = self.word(u.word)
+        moved.flag_span = self.span(u.flag_span)
+        moved.values = [self.word(w) for w in u.values]
+        moved.value_spans = [self.span(s) for s in u.value_spans]
+        return moved
+
+    def parsed(self, p: ParsedArgs) -> ParsedArgs:
+        return dataclasses.replace(p, uses=[self.use(u) for u in p.uses], findings=[self.finding(f) for f in p.findings])
+
+
+# ---------------------------------------------------------------------------------------
+# The check of the new text, from its launches
+
+
+def _assemble(doc: Document, options: Options, previous: Result, tree: Any, scope: Any,
+              invocations: list[Invocation], reused: dict[int, Invocation], shifter: _Shifter) -> Result | None:
+    """What :func:`sglang_lsp.engine.check_document` does for a shell script, step by step in
+    the same order, with the launches given and each unchanged launch's checks reused."""
+    context = file_context.begin(doc, options)
+    cat = _catalog_named(context.value("sglang-version"))
+    result = Result(doc.path, doc, [], options=options, context=context)
+    result.tree, result.scope, result.invocations = tree, scope, invocations
+    file_context.attach(result, invocations)
+    script = ShellScript(invocations, tree, Source(doc.data, None), scope)
+    result.findings += continuation_findings(doc, script)
+    result.findings += unassigned_variable_findings(doc, script)
+    for inv in invocations:
+        if inv.kind != "server":
+            continue
+        old = reused.get(id(inv))
+        if old is None or not _reuse(result, previous, inv, old, shifter):
+            _check_invocation(inv, cat, result)
+    result.findings = _without_echoes(explain_placeholders(doc, result.findings, result.parsed))
+    result.findings += deployment_findings(doc, result)
+    if result.errors:
+        return None  # an internal error: let the full check report it the way it does
+    result.findings = file_context.finish(result, options)
+    return result
+
+
+def _visible(context: Any, at: int) -> list:
+    return [v for v in context.values if v.scope is None or v.scope.start <= at <= v.scope.end]
+
+
+def _reuse(result: Result, previous: Result, inv: Invocation, old: Invocation, shifter: _Shifter) -> bool:
+    """Take over the checks of ``old`` (the same launch in the previous text) for ``inv`` when
+    everything they read is the same: the words (moved), and the precedence chain's values at
+    the launch (GPU, release, model …, with their origins)."""
+    findings = previous.launch_findings.get(id(old))
+    if findings is None:
+        return False
+    mark = len(result.context.values)
+    add_inferred(result, inv)
+    before = _visible(previous.context, old.span.start)
+    now = _visible(result.context, inv.span.start)
+    try:
+        if len(before) != len(now) or any(
+                (a.key, a.value, a.origin) != (b.key, b.value, b.origin)
+                or (a.scope is None) != (b.scope is None) or (a.scope is not None and shifter.span(a.scope) != b.scope)
+                for a, b in zip(before, now)):
+            del result.context.values[mark:]  # _check_invocation infers them again
+            return False
+        moved = [shifter.finding(f) for f in findings]
+        parsed = previous.launch_parses.get(id(old))
+        new_parsed = parsed
+        if parsed is not None and shifter.delta and old.span.start >= shifter.stop:
+            new_parsed = shifter.parsed(parsed)  # a launch before the change keeps its offsets
+    except _Straddles:
+        del result.context.values[mark:]
+        return False
+    if new_parsed is not None:
+        result.parsed.append(new_parsed)
+        result.launch_parses[id(inv)] = new_parsed
+    result.findings += moved
+    result.launch_findings[id(inv)] = moved
+    return True

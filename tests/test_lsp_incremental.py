@@ -1,0 +1,230 @@
+"""The language server's fast paths give what the slow ones give: diagnostics built as JSON
+equal lsprotocol's diagnostics serialised by cattrs, and (see below) an incremental re-check
+of an edited document equals a check of its text from scratch."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from sglang_lsp.document import Document
+from sglang_lsp.engine import Options, check_document, detect_language, launch_parse
+from sglang_lsp.findings import Span
+from sglang_lsp.incremental import recheck
+
+pytest.importorskip("pygls")
+
+from lsprotocol.converters import get_converter  # noqa: E402
+
+from sglang_lsp.lsp import convert  # noqa: E402
+from sglang_lsp.lsp.documents import TextChange, apply_changes, open_snapshot, with_tree  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*") if p.suffix in (".sh", ".sbatch", ".yaml"))
+FIXTURES = sorted(p for p in (ROOT / "tests" / "fixtures" / "rules").glob("*/err/*")
+                  if p.suffix in (".sh", ".yaml", ".yml") and ".fixed." not in p.name)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8"])
+def test_diagnostics_json_equals_the_serialised_lsprotocol_diagnostics(encoding):
+    converter = get_converter()
+    compared, kinds = 0, set()
+    for path in EXAMPLES + FIXTURES:
+        text = path.read_text(encoding="utf-8")
+        doc = Document(text, str(path), detect_language(str(path), text) or "shell")
+        result = check_document(doc)
+        uri = path.as_uri()
+        objects = convert.diagnostics(result, uri, 3, encoding)
+        assert convert.diagnostics_json(result, uri, 3, encoding) == converter.unstructure(objects), path
+        compared += len(objects)
+        for d in convert.diagnostics_json(result, uri, 3, encoding):
+            kinds |= {k for k in ("tags", "relatedInformation", "codeDescription") if k in d}
+            kinds |= {"fixes"} if d["data"]["fixes"] else set()
+    assert compared > 100 and kinds == {"tags", "relatedInformation", "codeDescription", "fixes"}
+
+
+# --- incremental re-checks --------------------------------------------------------------
+
+SCRIPT = """#!/usr/bin/env bash
+set -euo pipefail
+MODEL=meta-llama/Llama-3.1-8B-Instruct
+base=/models
+ARGS=(--tp 2 --dtype bfloat16)
+export CUDA_VISIBLE_DEVICES=0,1
+PORT=30000
+curl -sf "http://localhost:${PORT:-30000}/health" >/dev/null || true
+python3 -m sglang.launch_server \\
+  --model-path "$MODEL" \\
+  --port 30001 \\
+  --tp 8 --quantization fp8 \\
+  --enable-metrics &
+for i in 1 2; do
+  echo "$i"
+done
+nohup python -m sglang.launch_server --model-path "$base/llama" --port "$PORT" "${ARGS[@]}" --mem-fraction-static 0.85 &
+sglang serve "$MODEL" --tp 4 --port 30002 --host 127.0.0.1 --dp-size 2
+python3 -m sglang.launch_server --model-path "${MODEL:-x}" --port 30003 --tp 3 --kv-cache-dtype fp8_e4m3 &
+wait
+"""
+NESTED = """#!/bin/bash
+MODEL=/models/llama
+if [[ -n "$FAST" ]]; then
+  TP=2
+  python -m sglang.launch_server --model-path "$MODEL" --tp "$TP" --port 30010 &
+else
+  python -m sglang.launch_server --model-path "$MODEL" --tp "${TP:-8}" --port 30011 &
+fi
+for node in 0 1; do
+  python -m sglang.launch_server --model-path "$MODEL" --node-rank "$node" --nnodes 2 \
+    --dist-init-addr 10.0.0.1:5000 --tp 16 &
+  sleep 1
+done
+start() {
+  local port=$1
+  python -m sglang.launch_server --model-path "$MODEL" --port "$port" --quantization fp8 &
+}
+start 30020
+DP=2 && python -m sglang.launch_server --model-path "$MODEL" --dp-size "$DP" --enable-dp-attention --tp 2
+while true; do
+  python -m sglang.launch_server --model-path "$MODEL" --tp 4 | tee log.txt
+  MODEL=/models/other
+done
+wait
+"""
+# pieces an edit inserts: flags and values, line breaks and continuations, variables read and
+# assigned, loops, quotes, comments, suppressions and directives
+PIECES = [" --tp 4", "\n", " \\\n  --dtype half", "--port=1 ", "# c\n", '"', "$X ", "$MODEL", "${ARGS[@]}",
+          "MODEL=other/model\n", "PORT=1\n", "export CUDA_VISIBLE_DEVICES=0\n", "for m in a b; do\n", "done\n",
+          "read base\n", " # sglang-lsp: ignore[SGL007]", "# sglang-lsp: gpu=H100\n", "8", "0", "", "x",
+          " --quantization awq", "sh -c 'python -m sglang.launch_server --tp 2'\n", "--enable-metrics=true ",
+          "$(hostname)", "'", "\\", " &", "; ", "${base:-/m}", "--model-path ", "--prot 1 "]
+
+
+def _same(incremental, fresh) -> None:
+    assert _findings(incremental) == _findings(fresh)
+    assert [(i.kind, [w.text for w in i.args], i.span, [w.span for w in i.args], [list(w.char_spans or ()) for w in i.args],
+             i.unassigned, i.env, i.open, i.nested) for i in incremental.invocations] == \
+        [(i.kind, [w.text for w in i.args], i.span, [w.span for w in i.args], [list(w.char_spans or ()) for w in i.args],
+          i.unassigned, i.env, i.open, i.nested) for i in fresh.invocations]
+    assert [[(u.spelling, u.word.span, u.flag_span, u.value_spans, u.converted) for u in p.uses]
+            for p in incremental.parsed] == \
+        [[(u.spelling, u.word.span, u.flag_span, u.value_spans, u.converted) for u in p.uses] for p in fresh.parsed]
+    for inv_a, inv_b in zip(incremental.invocations, fresh.invocations):
+        a, b = launch_parse(incremental, inv_a), launch_parse(fresh, inv_b)
+        assert (a is None) == (b is None)
+
+
+def _findings(result) -> list[tuple]:
+    return [(f.code, f.severity, f.span, f.message, f.related, [(x.title, x.edits) for x in f.fixes], f.tags)
+            for f in result.findings]
+
+
+def _texts():
+    yield SCRIPT
+    yield NESTED
+    for path in EXAMPLES:
+        if path.suffix != ".yaml":
+            yield path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("seed", range(int(__import__("os").environ.get("INC_SEEDS", 12))))
+def test_incremental_rechecks_equal_a_check_from_scratch(seed):
+    """Random edits, one version after the other, each re-checked from the previous version's
+    result: the findings, launches and parses equal those of a check of the text from scratch.
+    The edits insert and delete flags, values, line breaks, variable assignments upstream of a
+    launch, loops, quotes, suppression comments and directives; most are undone by the next
+    version (as typing and deleting is), and all that leave a syntax error or a comment of ours
+    (both checked from scratch), so the text stays a script worth checking."""
+    rng = random.Random(seed)
+    texts = list(_texts())
+    text = texts[seed % len(texts)]
+    options = Options()
+    snap = open_snapshot("file:///tmp/inc/run.sh", 1, text, "shellscript")
+    done = recheck(snap.doc, options, None, None)
+    snap = with_tree(snap, done.result.tree, "shell")
+    taken = 0
+    undo = None
+    for version in range(2, 90):
+        doc = snap.doc
+        if undo is not None and (rng.random() < 0.7 or "sglang-lsp" in doc.text or done.result.tree.root_node.has_error):
+            (a, b), new = undo, undo_text
+            undo = None
+        else:
+            a, b, new = _random_edit(rng, doc, done.result)
+            undo, undo_text = (a, a + len(new.encode())), doc.data[a:b].decode("utf-8", "surrogateescape")
+        sl, sc = doc.byte_to_lsp(a, "utf-16")
+        el, ec = doc.byte_to_lsp(b, "utf-16")
+        snap = apply_changes(snap, version, [TextChange(new, (sl, sc, el, ec))], "utf-16", "shellscript")
+        done = recheck(snap.doc, options, done.result, done.state, old_tree=snap.tree)
+        fresh = check_document(Document(snap.doc.text, snap.doc.path, "shell"), options)
+        _same(done.result, fresh)
+        taken += done.incremental
+        snap = with_tree(snap, done.result.tree, "shell")
+    if text in (SCRIPT, NESTED):
+        assert taken > 15  # the reuse is exercised, not only the fallback
+
+
+def _random_edit(rng: random.Random, doc: Document, result) -> tuple[int, int, str]:
+    if rng.random() < 0.6:  # in a launch: what typing mostly is
+        where = rng.choice([i.span for i in result.invocations] or [Span(0, len(doc.data))])
+        a = rng.randint(where.start, where.end)
+    else:
+        a = rng.randint(0, len(doc.data))
+    b = min(len(doc.data), a + rng.choice([0, 0, 1, 2, 5, 30]))
+    while not _boundary(doc.data, a):
+        a -= 1
+    while not _boundary(doc.data, b):
+        b += 1
+    return a, b, rng.choice(PIECES)
+
+
+def _boundary(data: bytes, i: int) -> bool:
+    return i <= 0 or i >= len(data) or (data[i] & 0xC0) != 0x80
+
+
+def test_an_edit_of_one_launch_reuses_the_others():
+    """Changing a value in one launch re-checks that launch only: the other launches' parses
+    are the previous ones (moved when the text length changed), and a change upstream that
+    assigns a variable is checked from scratch."""
+    options = Options()
+    snap = open_snapshot("file:///tmp/inc/one.sh", 1, SCRIPT, "shellscript")
+    first = recheck(snap.doc, options, None, None)
+    snap = with_tree(snap, first.result.tree, "shell")
+    at = SCRIPT.index("--tp 3") + len("--tp ")
+    line, col = snap.doc.byte_to_lsp(at, "utf-16")
+    snap = apply_changes(snap, 2, [TextChange("16", (line, col, line, col + 1))], "utf-16", "shellscript")
+    second = recheck(snap.doc, options, first.result, first.state, old_tree=snap.tree)
+    assert second.incremental
+    fresh = check_document(Document(snap.doc.text, snap.doc.path, "shell"), options)
+    _same(second.result, fresh)
+    old_parses = [launch_parse(first.result, i) for i in first.result.invocations]
+    new_parses = [launch_parse(second.result, i) for i in second.result.invocations]
+    assert [a is b for a, b in zip(old_parses, new_parses)] == [True, True, True, False]
+
+    snap = with_tree(snap, second.result.tree, "shell")
+    at = snap.doc.text.index("PORT=30000")
+    line, col = snap.doc.byte_to_lsp(at, "utf-16")
+    snap = apply_changes(snap, 3, [TextChange("PORT=3", (line, col, line, col + len("PORT=30000")))], "utf-16",
+                         "shellscript")
+    third = recheck(snap.doc, options, second.result, second.state, old_tree=snap.tree)
+    assert not third.incremental
+    _same(third.result, check_document(Document(snap.doc.text, snap.doc.path, "shell"), options))
+
+
+def test_the_sourcing_scan_finds_what_the_regex_finds():
+    """shell_checks._sources_anything (used by every re-check of a script, so made fast) says
+    what ``_SHELL_SOURCING.search`` says, on random scripts made of the tokens that matter."""
+    from sglang_lsp import shell_checks
+
+    rng = random.Random(5)
+    tokens = [b" ", b"\t", b"\n", b";", b"&", b"|", b"(", b"{", b"then", b"do", b"source", b".", b"eval", b"x",
+              b"athen", b"done", b"_", b"1", b"e", b"s"]
+    found = 0
+    for _ in range(20000):
+        data = b"".join(rng.choice(tokens) for _ in range(rng.randint(0, 10)))
+        expected = shell_checks._SHELL_SOURCING.search(data) is not None
+        assert shell_checks._sources_anything(data) == expected, data
+        found += expected
+    assert 300 < found < 19000  # both answers are common
