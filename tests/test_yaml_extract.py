@@ -577,3 +577,28 @@ def test_bare_launcher_in_a_one_line_value_is_a_command_prefix():
           python -m sglang.launch_server
         """)
     assert codes(findings) == ["SGL014"]
+
+
+LINE_PATTERNS = {"_CONTAINERS_KEY": "_CONTAINERS_TEXT", "_KIND_KEY": "_KIND_TEXT", "_SERVICES_KEY": "_SERVICES_TEXT",
+                 "_DOC_SEPARATOR": "_DOC_SEPARATOR_TEXT", "_CONFLICT_MARKER": "_CONFLICT_TEXT"}
+
+
+@pytest.mark.parametrize("name", sorted(LINE_PATTERNS))
+def test_line_matches_equal_a_scan_of_every_line(name):
+    """The anchored line search finds exactly what the pattern finds over the whole file (every
+    match holds one of the pattern's anchor texts), on every YAML file of the test data."""
+    from sglang_lsp import yaml_extract
+
+    pattern = getattr(yaml_extract, name)
+    anchors = getattr(yaml_extract, LINE_PATTERNS[name])
+    root = Path(__file__).parent
+    files = sorted(root.glob("fixtures/**/*.y*ml")) + sorted(root.glob("../examples/**/*.y*ml"))
+    extra = [b"kind: Pod\n- - container: x\n'runner' : y\n  \"kind\":\tList\r\n---\r\n...\n<<<<<<< HEAD\n=======\n"
+             b"services:\nspec: {containers: []}\nkind:Pod\n---x\n"]
+    assert files
+    found = 0
+    for data in [f.read_bytes() for f in files] + extra:
+        expected = [m.span() for m in pattern.finditer(data)]
+        assert [m.span() for m in yaml_extract._line_matches(pattern, anchors, data)] == expected
+        found += len(expected)
+    assert found

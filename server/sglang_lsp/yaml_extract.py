@@ -33,8 +33,10 @@ costs next to nothing.
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -64,6 +66,13 @@ _SERVICES_KEY = re.compile(rb"^[\"']?(services)[\"']?[ \t]*:", re.M)
 _SCALARS = ("block_scalar", "plain_scalar", "double_quote_scalar", "single_quote_scalar")
 _TOP_KEY = re.compile(rb"^[\"']?([A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*:(?:[ \t]|\r?$)", re.M)
 _DOC_SEPARATOR = re.compile(rb"^(?:---|\.\.\.)(?:[ \t]|\r?$)", re.M)
+_CONFLICT_MARKER = re.compile(rb"^(<{7}|={7}|>{7}|\|{7})(?=[ \t]|\r?$)", re.M)
+# text each match of the line patterns above holds (see _line_matches)
+_CONTAINERS_TEXT = (b"ontainer", b"runner")
+_KIND_TEXT = (b"kind",)
+_SERVICES_TEXT = (b"services",)
+_DOC_SEPARATOR_TEXT = (b"---", b"...")
+_CONFLICT_TEXT = (b"<<<<<<<", b"=======", b">>>>>>>", b"|||||||")
 # option names too common to mark a mapping as an sglang config on their own
 _GENERIC_KEYS = {"config", "device", "dtype", "ep", "help", "host", "model", "nnodes", "port", "quantization",
                  "revision", "sidecar", "warmups", "api_key", "log_level"}
@@ -135,10 +144,29 @@ def extract_yaml(doc: Document, base_dir: str | None = None, cat: Catalog | None
 
 def _looks_like_config(data: bytes, cat: Catalog) -> bool:
     """Byte-level guess: the first document's top-level keys are mostly sglang options."""
-    m = _DOC_SEPARATOR.search(data, 1)
+    m = next((m for m in _line_matches(_DOC_SEPARATOR, _DOC_SEPARATOR_TEXT, data) if m.start() >= 1), None)
     head = data if m is None else data[: m.start()]
     keys = [k.decode("ascii") for k in _TOP_KEY.findall(head)]
     return _is_config_keys(keys, cat)
+
+
+def _line_matches(pattern: re.Pattern, anchors: tuple[bytes, ...], data: bytes) -> list[re.Match]:
+    """``pattern.finditer(data)`` for a pattern that matches within one line from its start
+    (``^`` in ``re.M``) and always contains one of ``anchors``. ``re`` tries such a pattern at
+    every line start, which on a long manifest costs a fifth of parsing it; here only the lines
+    holding an anchor are tried."""
+    starts: set[int] = set()
+    find, rfind = data.find, data.rfind
+    for anchor in anchors:
+        pos = find(anchor)
+        while pos != -1:
+            starts.add(rfind(b"\n", 0, pos) + 1)
+            line_end = find(b"\n", pos)
+            if line_end == -1:
+                break
+            pos = find(anchor, line_end)
+    match = pattern.match
+    return [m for m in map(match, itertools.repeat(data), sorted(starts)) if m is not None]
 
 
 def _is_config_keys(keys: list[str], cat: Catalog) -> bool:
@@ -189,7 +217,9 @@ class _Extractor:
         self.embedded_configs: dict[str, ConfigFile] = {}  # ConfigMap data key → config
         self._hole_mask: bytearray | None = None  # 1 for every byte of an unknown range
         self._kinds: dict | None = None  # `kind:` key position → (start, end, kind) of its object
+        self._kind_matches: list[re.Match] | None = None
         self._doc_starts: list[int] = []
+        self._kind_starts: list[int] = []
         self._mounts: dict[str, str] = {}  # compose bind mounts: container path → host path
         self._services: set[str] | None = None
         self._command_texts: list[tuple[_Text, bool]] = []  # YAML strings read as a command (shell or Compose)
@@ -202,11 +232,13 @@ class _Extractor:
         relevant = False
         if launches:
             self._configmaps(root)
-            for node in self._query_at(_CONTAINERS_KEY, ("block_mapping_pair",), "containers", "container"):
+            keys = _line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, self.data)
+            for node in self._query_at(keys, ("block_mapping_pair",), "containers", "container"):
                 relevant |= self._container(node)
-            for node in self._query_at(_SERVICES_KEY, ("document",), "compose_services", "service"):
+            keys = _line_matches(_SERVICES_KEY, _SERVICES_TEXT, self.data)
+            for node in self._query_at(keys, ("document",), "compose_services", "service"):
                 relevant |= self._service(node)
-            for node in self._query_at(_LAUNCH_BYTES, _SCALARS, "embedded_shell", "script"):
+            for node in self._query_at(_LAUNCH_BYTES.finditer(self.data), _SCALARS, "embedded_shell", "script"):
                 relevant |= self._embedded(node)
         relevant |= self._config_document(root)
         relevant |= bool(self.scan.configs)
@@ -219,15 +251,15 @@ class _Extractor:
 
     # --- helpers on nodes ----------------------------------------------------------------
 
-    def _query_at(self, where: re.Pattern, types: tuple[str, ...], purpose: str, capture: str) -> list[ts.Node]:
-        """Captures of a query, run only on the nodes (of ``types``) around the places ``where``
-        matches in the bytes: a query over the whole tree of a long manifest costs as much as
-        parsing it again, and these keys and texts are rare."""
+    def _query_at(self, where: Iterable[re.Match], types: tuple[str, ...], purpose: str, capture: str) -> list[ts.Node]:
+        """Captures of a query, run only on the nodes (of ``types``) around the byte matches
+        ``where``: a query over the whole tree of a long manifest costs as much as parsing it
+        again, and these keys and texts are rare."""
         seen: dict[int, ts.Node] = {}
         found: dict[int, ts.Node] = {}
         root = self.tree.root_node
         query = queries.query("yaml", purpose)
-        for m in where.finditer(self.data):
+        for m in where:
             a, b = m.span(m.lastindex or 0)
             node = root.descendant_for_byte_range(a, b)
             while node is not None and node.type not in types:
@@ -532,14 +564,17 @@ class _Extractor:
         """``kind`` of the innermost object around ``node`` that has one (the workload, or the
         item of a ``kind: List``)."""
         if self._kinds is None:
-            self._kinds = {m.start(1): m for m in _KIND_KEY.finditer(self.data)}
-            self._doc_starts = [0] + [m.start() for m in _DOC_SEPARATOR.finditer(self.data)]
+            self._kinds = {m.start(1): m for m in self._kind_keys()}  # (in byte order)
+            self._kind_starts = list(self._kinds)
+            self._doc_starts = [0] + [m.start() for m in _line_matches(_DOC_SEPARATOR, _DOC_SEPARATOR_TEXT, self.data)]
         doc_start = self._doc_starts[bisect.bisect_right(self._doc_starts, node.start_byte) - 1]
         inside = []
         root = self.tree.root_node
-        for pos, m in self._kinds.items():
-            if pos < doc_start or pos > node.end_byte:
-                continue
+        starts = self._kind_starts
+        # only the `kind:` keys of this document up to the node's end can belong to an object around it
+        for k in range(bisect.bisect_left(starts, doc_start), bisect.bisect_right(starts, node.end_byte)):
+            pos = starts[k]
+            m = self._kinds[pos]
             if isinstance(m, re.Match):  # the object this `kind:` belongs to, found once
                 n = root.descendant_for_byte_range(m.start(1), m.end(1))
                 while n is not None and n.type not in ("block_mapping", "flow_mapping"):
@@ -548,6 +583,12 @@ class _Extractor:
             if m is not None and m[0] <= node.start_byte and node.end_byte <= m[1]:
                 inside.append(m)
         return min(inside, key=lambda k: k[1] - k[0])[2] if inside else None
+
+    def _kind_keys(self) -> list[re.Match]:
+        """Every ``kind:`` key of the file (a byte match each)."""
+        if self._kind_matches is None:
+            self._kind_matches = _line_matches(_KIND_KEY, _KIND_TEXT, self.data)
+        return self._kind_matches
 
     def _k8s_env(self, env_node: ts.Node | None, open_: bool, kind: str | None
                  ) -> tuple[dict[str, _Text | None], bool, list[Finding]]:
@@ -1042,7 +1083,7 @@ class _Extractor:
         if b"ConfigMap" not in self.data:
             return
         root = self.tree.root_node
-        for m in _KIND_KEY.finditer(self.data):
+        for m in self._kind_keys():
             if m.group(1) != b"ConfigMap":
                 continue
             top = root.descendant_for_byte_range(m.start(1), m.end(1))
@@ -1169,7 +1210,7 @@ class _Extractor:
     def _syntax_findings(self, root: ts.Node) -> list[Finding]:
         out: list[Finding] = []
         data = self.doc.data
-        markers = list(re.finditer(rb"^(<{7}|={7}|>{7}|\|{7})(?=[ \t]|\r?$)", data, re.M))
+        markers = _line_matches(_CONFLICT_MARKER, _CONFLICT_TEXT, data)
         opening = [m for m in markers if m.group(1) == b"<<<<<<<"] or markers[:1]
         for m in opening:
             out.append(self._finding(
