@@ -33,7 +33,9 @@ costs next to nothing.
 from __future__ import annotations
 
 import bisect
+import copy
 import itertools
+import operator
 import os
 import re
 from collections.abc import Iterable
@@ -46,13 +48,14 @@ from .catalog import Catalog, load_catalog
 from .config_file import ConfigFile, read_config
 from .document import Document
 from .findings import Applicability, Edit, Finding, Fix, Span
-from .invocation import Invocation, Word, match_launch
+from .invocation import CharRun, Invocation, Word, match_launch
 from .shell import Source
 from .shell import extract as extract_shell
 from .shell_checks import continuation_findings
 from .yaml_scalars import Scalar, resolve_plain, scalar
 
 CharSpans = list[tuple[int, int]]
+_END = operator.itemgetter(1)
 
 # --- cheap byte-level pre-checks ----------------------------------------------------------
 
@@ -139,7 +142,23 @@ def extract_yaml(doc: Document, base_dir: str | None = None, cat: Catalog | None
     launches = _MENTIONS_SGLANG in data
     if not launches and not _looks_like_config(data, cat or load_catalog()):
         return YamlScan()
-    return _Extractor(doc, base_dir, cat or load_catalog()).run(launches)
+    ex = _Extractor(doc, base_dir, cat or load_catalog())
+    doc.derived["yaml_extractor"] = ex
+    return ex.run(launches)
+
+
+def yaml_reader(doc: Document) -> _Extractor:
+    """The YAML helpers (tree, anchors, merge keys, scalars) on ``doc``'s tree for other modules:
+    the tree :func:`extract_yaml` parsed for the same document when it ran, so that a check
+    parses the file once. Only template ranges are unknown to the reader (not the ``$(VAR)``
+    references an extraction marks)."""
+    ex = doc.derived.get("yaml_extractor")
+    if ex is None:
+        return _Extractor(doc, None, load_catalog())
+    reader = copy.copy(ex)
+    reader.holes = list(ex.templates)
+    reader._hole_mask = None
+    return reader
 
 
 def _looks_like_config(data: bytes, cat: Catalog) -> bool:
@@ -214,6 +233,9 @@ class _Extractor:
         self.consumed: list[tuple[int, int]] = []  # scalars already read as commands
         self.tree = queries.parser("yaml").parse(self.data)
         self._anchors: dict[str, list[ts.Node]] | None = None
+        # mapping node id → its fields (the tree's structure: shared with the readers of yaml_reader)
+        self._fields_memo: dict[int, dict[str, ts.Node | None]] = {}
+        self._keyed_memo: dict[tuple[int, int], dict[str, tuple[ts.Node | None, ts.Node | None]]] = {}
         self.embedded_configs: dict[str, ConfigFile] = {}  # ConfigMap data key → config
         self._hole_mask: bytearray | None = None  # 1 for every byte of an unknown range
         self._kinds: dict | None = None  # `kind:` key position → (start, end, kind) of its object
@@ -319,7 +341,10 @@ class _Extractor:
         return self._anchors
 
     def _key(self, pair: ts.Node) -> str | None:
-        key = self._inner(pair.child_by_field_name("key"))
+        return self._key_of(pair.child_by_field_name("key"))
+
+    def _key_of(self, key_node: ts.Node | None) -> str | None:
+        key = self._inner(key_node)
         if key is None:
             return None
         if key.type == "plain_scalar" and key.start_point[0] == key.end_point[0]:
@@ -327,16 +352,36 @@ class _Extractor:
         sc = scalar(self.data, key)
         return sc.text if sc is not None else None
 
-    def _fields(self, mapping: ts.Node | None, depth: int = 0) -> dict[str, ts.Node | None]:
-        """Key → value node of a mapping; merge keys (``<<: *base``) fill in what is missing."""
-        out: dict[str, ts.Node | None] = {}
+    def _fields(self, mapping: ts.Node | None) -> dict[str, ts.Node | None]:
+        """Key → value node of a mapping; merge keys (``<<: *base``) fill in what is missing.
+        (Read once per mapping, shared: not to be changed by the caller.)"""
+        if mapping is None:
+            return {}
+        out = self._fields_memo.get(mapping.id)
+        if out is None:
+            out = self._fields_memo[mapping.id] = {k: v for k, (v, _) in self._keyed_fields(mapping).items()}
+        return out
+
+    def _keyed_fields(self, mapping: ts.Node | None, depth: int = 0) -> dict[str, tuple[ts.Node | None, ts.Node | None]]:
+        """Key → (value node, key node) of a mapping, the last pair of a key winning; merge keys
+        (``<<: *base``) fill in what is missing, with no key node of this mapping. Read once per
+        mapping (the extraction and the placements of a check ask for the same containers and pod
+        specs); not to be changed by the caller."""
         if mapping is None or mapping.type not in ("block_mapping", "flow_mapping"):
-            return out
+            return {}
+        out = self._keyed_memo.get((mapping.id, depth))
+        if out is None:
+            out = self._keyed_memo[(mapping.id, depth)] = self._read_fields(mapping, depth)
+        return out
+
+    def _read_fields(self, mapping: ts.Node, depth: int) -> dict[str, tuple[ts.Node | None, ts.Node | None]]:
+        out: dict[str, tuple[ts.Node | None, ts.Node | None]] = {}
         merged: list[ts.Node] = []
         for pair in mapping.named_children:
             if pair.type not in ("block_mapping_pair", "flow_pair"):
                 continue
-            key = self._key(pair)
+            key_node = pair.child_by_field_name("key")
+            key = self._key_of(key_node)
             if key is None:
                 continue
             value = pair.child_by_field_name("value")
@@ -347,10 +392,11 @@ class _Extractor:
                 elif target is not None:
                     merged.append(target)
                 continue
-            out[key] = value
+            out[key] = (value, key_node)
         for target in merged:
-            for k, v in self._fields(target, depth + 1).items():
-                out.setdefault(k, v)
+            for k, (v, _) in self._keyed_fields(target, depth + 1).items():
+                if k not in out:
+                    out[k] = (v, None)
         return out
 
     @staticmethod
@@ -401,7 +447,10 @@ class _Extractor:
             mask = self._hole_mask = bytearray(len(self.data) + 1)
             for a, b in self.holes:
                 mask[a:b] = b"\x01" * (b - a)
-        lo, hi = min(spans)[0], max(e for _, e in spans)
+        if isinstance(spans, CharRun):
+            lo, hi = spans.start, spans.start + spans.n
+        else:
+            lo, hi = min(spans)[0], max(map(_END, spans))
         if 1 not in mask[lo : hi + 1]:
             return None  # the usual case, decided without a loop over the characters
         for i, (s, e) in enumerate(spans):
@@ -463,7 +512,7 @@ class _Extractor:
                 continue
             a, b = sc.content_span if sc.style != "plain" else sc.span
             t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=False, injected=injected)
-            words.append(Word(t.text, Span(a, b), list(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
+            words.append(Word(t.text, Span(a, b), _owned(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
         match = match_launch(words)
         if match is None:
             return self._report(self._whole_command_items(words, "command"))
@@ -471,7 +520,7 @@ class _Extractor:
         self.consumed += [(t.start_byte, t.end_byte) for t in (self._resolve(cmd_node), self._resolve(args_node))
                           if t is not None]
         problems += env_problems
-        env_words = {k: (None if v is None else Word(v.text, Span(*(v.spans[0][0], v.spans[-1][1]) if v.spans else (0, 0)), list(v.spans)))
+        env_words = {k: (None if v is None else Word(v.text, Span(*(v.spans[0][0], v.spans[-1][1]) if v.spans else (0, 0)), _owned(v.spans)))
                      for k, v in env.items()}
         env_text = {k: (None if v is None or self._in_hole(v.spans) is not None else v.text) for k, v in env.items()}
         if match.kind == "shell":
@@ -482,7 +531,7 @@ class _Extractor:
             # `$(VAR)` was expanded above with list-word rules; a script wants shell-aware reporting
             refs = [r for r in refs if not (item.start_byte <= r[1].start < item.end_byte)]
             t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=True, injected=injected)
-            script = Word(t.text, script.span, list(t.spans), script.quote, "", "yaml")
+            script = Word(t.text, script.span, _owned(t.spans), script.quote, "", "yaml")
             self._shell(script, sc, env_words, env_text)
         else:
             words, split = self._split_items(words, match.end)
@@ -807,7 +856,7 @@ class _Extractor:
                         continue
                     a, b = sc.content_span if sc.style != "plain" else sc.span
                     t = self._interpolate(_Text(sc.text, sc.spans))
-                    words.append(Word(t.text, Span(a, b), list(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
+                    words.append(Word(t.text, Span(a, b), _owned(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
                     scalars.append(sc)
             else:
                 sc = self._scalar(target)
@@ -865,7 +914,7 @@ class _Extractor:
             else:
                 text[name] = value.text
                 sp = Span(value.spans[0][0], value.spans[-1][1]) if value.spans else Span(0, 0)
-                words[name] = Word(value.text, sp, list(value.spans))
+                words[name] = Word(value.text, sp, _owned(value.spans))
         return text, words
 
     def _interpolate(self, t: _Text) -> _Text:
@@ -999,7 +1048,7 @@ class _Extractor:
         if sc is None or not _LAUNCH_TEXT.search(sc.text):
             return False
         a, b = sc.content_span if sc.style != "plain" else sc.span
-        word = Word(sc.text, Span(a, b), list(sc.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml")
+        word = Word(sc.text, Span(a, b), _owned(sc.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml")
         env_text, env_words = self._inherited_env(node)
         before = len(self.scan.invocations)
         self._shell(word, sc, env_words, env_text)
@@ -1057,7 +1106,7 @@ class _Extractor:
                 continue
             text[key] = sc.text
             sp = Span(sc.spans[0][0], sc.spans[-1][1]) if sc.spans else Span(sc.span[0], sc.span[0])
-            words[key] = Word(sc.text, sp, list(sc.spans))
+            words[key] = Word(sc.text, sp, _owned(sc.spans))
         return text, words
 
     # --- sglang --config mappings ----------------------------------------------------------
@@ -1105,7 +1154,7 @@ class _Extractor:
                 if not _is_config_keys(inner_keys, self.cat):
                     continue
                 cfg = read_config(sc.text, None, self.cat)
-                _remap_config(cfg, Word(sc.text, Span(*sc.content_span), list(sc.spans)))
+                _remap_config(cfg, Word(sc.text, Span(*sc.content_span), _owned(sc.spans)))
                 self.scan.configs.append(cfg)
                 self.embedded_configs[key] = cfg
                 self.consumed.append((sc.span[0], sc.span[1]))
@@ -1252,6 +1301,11 @@ class _Extractor:
             if not inside_block:
                 return Span(pos, pos + 1)
         return None
+
+
+def _owned(spans: CharSpans) -> CharSpans:
+    """Spans a new word may keep: a copy of a list (the scalar's may be shared), a CharRun as it is."""
+    return spans if isinstance(spans, CharRun) else list(spans)
 
 
 def _in_order(nodes: list[ts.Node]) -> list[ts.Node]:
