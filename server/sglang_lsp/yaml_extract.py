@@ -66,6 +66,8 @@ _CONTAINERS_KEY = re.compile(rb"^[ \t]*(?:- )*[\"']?(containers|initContainers|e
                              rb"|mainContainer)[\"']?[ \t]*:", re.M)
 _KIND_KEY = re.compile(rb"^[ \t]*(?:- )*[\"']?kind[\"']?[ \t]*:[ \t]*[\"']?([A-Za-z][A-Za-z0-9]*)", re.M)
 _SERVICES_KEY = re.compile(rb"^[\"']?(services)[\"']?[ \t]*:", re.M)
+# a key written as a plain scalar of these characters only (no tag, anchor, alias, quote or line break)
+_SIMPLE_KEY = re.compile(rb"[A-Za-z0-9_][A-Za-z0-9_./-]*")
 _SCALARS = ("block_scalar", "plain_scalar", "double_quote_scalar", "single_quote_scalar")
 _TOP_KEY = re.compile(rb"^[\"']?([A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*:(?:[ \t]|\r?$)", re.M)
 _DOC_SEPARATOR = re.compile(rb"^(?:---|\.\.\.)(?:[ \t]|\r?$)", re.M)
@@ -344,6 +346,10 @@ class _Extractor:
         return self._key_of(pair.child_by_field_name("key"))
 
     def _key_of(self, key_node: ts.Node | None) -> str | None:
+        if key_node is not None and key_node.type == "flow_node":
+            raw = self.data[key_node.start_byte : key_node.end_byte]
+            if _SIMPLE_KEY.fullmatch(raw):
+                return raw.decode("ascii")  # a plain one-line key, read without visiting its nodes
         key = self._inner(key_node)
         if key is None:
             return None
@@ -404,8 +410,9 @@ class _Extractor:
         out = []
         for item in seq.named_children:
             if item.type == "block_sequence_item":
-                if item.named_children and item.named_children[0].type != "comment":
-                    out.append(item.named_children[0])
+                first = item.named_child(0)
+                if first is not None and first.type != "comment":
+                    out.append(first)
             elif item.type in ("flow_node", "flow_pair"):
                 out.append(item)
         return out
@@ -421,7 +428,10 @@ class _Extractor:
         return -1
 
     def _scalar(self, node: ts.Node | None) -> Scalar | None:
-        inner = self._resolve(node)
+        return self._scalar_of(self._resolve(node))
+
+    def _scalar_of(self, inner: ts.Node | None) -> Scalar | None:
+        """The scalar of a content node (``_resolve``'s result)."""
         if inner is None:
             return None
         # only a block scalar's indentation indicator needs the enclosing collection's column
@@ -489,8 +499,10 @@ class _Extractor:
                 continue
             if target.type in ("block_sequence", "flow_sequence"):
                 for item in self._items(target):
-                    items.append((item, self._scalar(item)))
-                    problems += self._non_string_item(item, key)
+                    inner = self._resolve(item)
+                    items.append((item, self._scalar_of(inner)))
+                    if inner is not None and inner.type != "double_quote_scalar":  # (the usual quoted item)
+                        problems += self._non_string_item(inner, key)
             elif target.type in _SCALARS:
                 # kubectl refuses a string here; the generic scan still reads it as a shell command
                 sc = self._scalar(target)
@@ -548,7 +560,7 @@ class _Extractor:
         for i in range(start, len(words)):
             w = words[i]
             tokens = [] if w.text is None or not w.char_spans or (only is not None and i not in only) \
-                else list(re.finditer(r"\S+", w.text))
+                or len(w.text.split(None, 1)) < 2 else list(re.finditer(r"\S+", w.text))
             if len(tokens) < 2 or not tokens[0].group().startswith("-"):
                 out.append(w)
                 continue
@@ -779,8 +791,8 @@ class _Extractor:
             ))
         return out
 
-    def _non_string_item(self, item: ts.Node, key: str) -> list[Finding]:
-        inner = self._resolve(item)
+    def _non_string_item(self, inner: ts.Node | None, key: str) -> list[Finding]:
+        """SGL025 for a ``command``/``args`` item (its content node) that is not a string."""
         if inner is None or inner.type != "plain_scalar":
             if inner is not None and inner.type in ("block_mapping", "flow_mapping", "block_sequence", "flow_sequence"):
                 return [self._finding("SGL025", f"Kubernetes `{key}` items must be strings; this one is a "
@@ -1190,14 +1202,17 @@ class _Extractor:
 
     def _finish(self) -> None:
         self._folded_backslashes()
-        for inv in self.scan.invocations:
-            for group in (inv.program, inv.args):
-                kept = [self._intended(w) for w in group]
-                group[:] = [self._unknown_if_hole(w, inv) for w in kept if w is not None]
+        if self._bad_folds or self.holes:  # (else no word changes)
+            for inv in self.scan.invocations:
+                for group in (inv.program, inv.args):
+                    if self._bad_folds:
+                        group[:] = [w for w in map(self._intended, group) if w is not None]
+                    if self.holes:
+                        group[:] = [self._unknown_if_hole(w, inv) for w in group]
         self._config_refs()
-        for cfg in self.scan.configs:
-            for idx, w in enumerate(cfg.words):
-                cfg.words[idx] = self._unknown_if_hole(w, None)
+        if self.holes:
+            for cfg in self.scan.configs:
+                cfg.words[:] = [self._unknown_if_hole(w, None) for w in cfg.words]
 
     def _unknown_if_hole(self, w: Word, inv: Invocation | None) -> Word:
         if w.text is None:

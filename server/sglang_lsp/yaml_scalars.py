@@ -335,6 +335,7 @@ def scalar(data: bytes, node: ts.Node, parent_indent: int = 0) -> Scalar | None:
 
 _BOOL_TRUE = {"yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "y", "Y"}
 _BOOL_FALSE = {"no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", "n", "N"}
+_WORDS = _BOOL_TRUE | _BOOL_FALSE | {"", "~", "null", "Null", "NULL"}  # the plain scalars that are no string
 _INT = re.compile(r"^[-+]?(0b[0-1_]+|0[0-7_]+|(0|[1-9][0-9_]*)|0x[0-9a-fA-F_]+|[1-9][0-9_]*(:[0-5]?[0-9])+)$")
 # PyYAML's float resolver, verbatim: `.5` and `1.0` are floats, `-.5`, `1e5` and `0.0.0.0` strings
 _FLOAT = re.compile(
@@ -343,8 +344,13 @@ _FLOAT = re.compile(
 )
 
 
+_NUMBER_START = frozenset("0123456789+-.")
+
+
 def resolve_plain(text: str) -> Any:
     """The Python value PyYAML's safe loader gives a plain scalar (YAML 1.1 resolver)."""
+    if text[:1] not in _NUMBER_START and text not in _WORDS:
+        return text  # (a number starts with a digit, a sign or a dot: most values are decided here)
     if text in ("", "~", "null", "Null", "NULL"):
         return None
     if text in _BOOL_TRUE - {"y", "Y"}:
