@@ -410,7 +410,7 @@ class _Extractor:
         out = []
         for item in seq.named_children:
             if item.type == "block_sequence_item":
-                first = item.named_child(0)
+                first = item.named_child(0) if item.named_child_count else None
                 if first is not None and first.type != "comment":
                     out.append(first)
             elif item.type in ("flow_node", "flow_pair"):
