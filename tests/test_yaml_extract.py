@@ -602,3 +602,21 @@ def test_line_matches_equal_a_scan_of_every_line(name):
         assert [m.span() for m in yaml_extract._line_matches(pattern, anchors, data)] == expected
         found += len(expected)
     assert found
+
+
+def test_node_at_is_the_descendant_tree_sitter_finds_from_the_root():
+    """The search from the top-level node around a range gives the node a search from the root
+    gives, at every byte of multi-document files (also between documents, in comments and in a
+    file that does not parse)."""
+    from sglang_lsp.yaml_extract import _Extractor
+    from sglang_lsp.catalog import load_catalog
+
+    texts = [Path(__file__).parent.joinpath("fixtures/yaml/lws_deepseek.yaml").read_text(encoding="utf-8"),
+             "# head\n---\na: 1\n# between\n---\n- x\n- [y, z]\n...\n---\nk: {a: b\n---\nc: 'd'\n"]
+    for text in texts:
+        ex = _Extractor(Document(text, "x.yaml", "yaml"), None, load_catalog())
+        root = ex.tree.root_node
+        n = len(ex.data)
+        for a in range(n):
+            for b in (a + 1, min(a + 7, n)):
+                assert ex._node_at(a, b).id == root.descendant_for_byte_range(a, b).id, (a, b)

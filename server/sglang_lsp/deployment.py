@@ -402,7 +402,7 @@ class _YamlView:
 
     def _chain(self, pos: int) -> list[tuple[str, Any]]:
         """(key, pair node) of every mapping pair around byte ``pos``, outermost first."""
-        node = self.ex.tree.root_node.descendant_for_byte_range(pos, pos + 1)
+        node = self.ex._node_at(pos, pos + 1)
         out = []
         while node is not None:
             if node.type in ("block_mapping_pair", "flow_pair"):
@@ -702,7 +702,7 @@ class _YamlView:
         """The placement of a launch that a script in a YAML string (a CI step's `run:`) starts
         with `docker run … IMAGE python -m sglang…`, read like a shell script's, with every range
         mapped back to the YAML file; ``None`` when the launch is not in a `docker run`."""
-        node = self.ex.tree.root_node.descendant_for_byte_range(pos, pos + 1)
+        node = self.ex._node_at(pos, pos + 1)
         while node is not None and node.type not in ("block_scalar", "plain_scalar", "double_quote_scalar",
                                                      "single_quote_scalar"):
             node = node.parent

@@ -242,6 +242,8 @@ class _Extractor:
         self._hole_mask: bytearray | None = None  # 1 for every byte of an unknown range
         self._kinds: dict | None = None  # `kind:` key position → (start, end, kind) of its object
         self._kind_matches: list[re.Match] | None = None
+        self._tops: list[ts.Node] | None = None  # the top-level nodes (documents) and their starts
+        self._top_starts: list[int] = []
         self._doc_starts: list[int] = []
         self._kind_starts: list[int] = []
         self._mounts: dict[str, str] = {}  # compose bind mounts: container path → host path
@@ -281,11 +283,10 @@ class _Extractor:
         again, and these keys and texts are rare."""
         seen: dict[int, ts.Node] = {}
         found: dict[int, ts.Node] = {}
-        root = self.tree.root_node
         query = queries.query("yaml", purpose)
         for m in where:
             a, b = m.span(m.lastindex or 0)
-            node = root.descendant_for_byte_range(a, b)
+            node = self._node_at(a, b)
             while node is not None and node.type not in types:
                 node = node.parent
             if node is None or node.id in seen:
@@ -298,6 +299,20 @@ class _Extractor:
             for n in cursor.captures(node).get(capture, []):
                 found[n.id] = n
         return _in_order(list(found.values()))  # (captures() does not promise document order)
+
+    def _node_at(self, a: int, b: int) -> ts.Node:
+        """``root.descendant_for_byte_range(a, b)`` (the smallest node around the bytes), searched
+        from the top-level node that holds them: tree-sitter looks at a node's children one by
+        one, and a long manifest has hundreds of documents."""
+        if self._tops is None:
+            self._tops = self.tree.root_node.children
+            self._top_starts = [n.start_byte for n in self._tops]
+        k = bisect.bisect_right(self._top_starts, a) - 1
+        if k >= 0 and a < b:
+            top = self._tops[k]
+            if top.end_byte >= b:  # (the first child tree-sitter would step into from the root)
+                return top.descendant_for_byte_range(a, b)
+        return self.tree.root_node.descendant_for_byte_range(a, b)
 
     def _mentions_sglang(self, node: ts.Node) -> bool:
         region = self.data[node.start_byte : node.end_byte]
@@ -630,14 +645,13 @@ class _Extractor:
             self._doc_starts = [0] + [m.start() for m in _line_matches(_DOC_SEPARATOR, _DOC_SEPARATOR_TEXT, self.data)]
         doc_start = self._doc_starts[bisect.bisect_right(self._doc_starts, node.start_byte) - 1]
         inside = []
-        root = self.tree.root_node
         starts = self._kind_starts
         # only the `kind:` keys of this document up to the node's end can belong to an object around it
         for k in range(bisect.bisect_left(starts, doc_start), bisect.bisect_right(starts, node.end_byte)):
             pos = starts[k]
             m = self._kinds[pos]
             if isinstance(m, re.Match):  # the object this `kind:` belongs to, found once
-                n = root.descendant_for_byte_range(m.start(1), m.end(1))
+                n = self._node_at(m.start(1), m.end(1))
                 while n is not None and n.type not in ("block_mapping", "flow_mapping"):
                     n = n.parent
                 m = self._kinds[pos] = (n.start_byte, n.end_byte, m.group(1).decode()) if n is not None else None
@@ -1143,11 +1157,10 @@ class _Extractor:
         """sglang config files held in a ConfigMap's ``data`` (``serve.yaml: |``)."""
         if b"ConfigMap" not in self.data:
             return
-        root = self.tree.root_node
         for m in self._kind_keys():
             if m.group(1) != b"ConfigMap":
                 continue
-            top = root.descendant_for_byte_range(m.start(1), m.end(1))
+            top = self._node_at(m.start(1), m.end(1))
             while top is not None and top.type not in ("block_mapping", "flow_mapping"):
                 top = top.parent
             if top is None:
@@ -1306,7 +1319,7 @@ class _Extractor:
         data = self.doc.data
         for m in re.finditer(rb"^ *(\t)", data, re.M):
             pos = m.start(1)
-            node = root.descendant_for_byte_range(pos, pos + 1)
+            node = self._node_at(pos, pos + 1)
             inside_block = False
             while node is not None:
                 if node.type == "block_scalar" and not node.has_error and node.start_byte < pos:
