@@ -577,3 +577,46 @@ def test_bare_launcher_in_a_one_line_value_is_a_command_prefix():
           python -m sglang.launch_server
         """)
     assert codes(findings) == ["SGL014"]
+
+
+LINE_PATTERNS = {"_CONTAINERS_KEY": "_CONTAINERS_TEXT", "_KIND_KEY": "_KIND_TEXT", "_SERVICES_KEY": "_SERVICES_TEXT",
+                 "_DOC_SEPARATOR": "_DOC_SEPARATOR_TEXT", "_CONFLICT_MARKER": "_CONFLICT_TEXT"}
+
+
+@pytest.mark.parametrize("name", sorted(LINE_PATTERNS))
+def test_line_matches_equal_a_scan_of_every_line(name):
+    """The anchored line search finds exactly what the pattern finds over the whole file (every
+    match holds one of the pattern's anchor texts), on every YAML file of the test data."""
+    from sglang_lsp import yaml_extract
+
+    pattern = getattr(yaml_extract, name)
+    anchors = getattr(yaml_extract, LINE_PATTERNS[name])
+    root = Path(__file__).parent
+    files = sorted(root.glob("fixtures/**/*.y*ml")) + sorted(root.glob("../examples/**/*.y*ml"))
+    extra = [b"kind: Pod\n- - container: x\n'runner' : y\n  \"kind\":\tList\r\n---\r\n...\n<<<<<<< HEAD\n=======\n"
+             b"services:\nspec: {containers: []}\nkind:Pod\n---x\n"]
+    assert files
+    found = 0
+    for data in [f.read_bytes() for f in files] + extra:
+        expected = [m.span() for m in pattern.finditer(data)]
+        assert [m.span() for m in yaml_extract._line_matches(pattern, anchors, data)] == expected
+        found += len(expected)
+    assert found
+
+
+def test_node_at_is_the_descendant_tree_sitter_finds_from_the_root():
+    """The search from the top-level node around a range gives the node a search from the root
+    gives, at every byte of multi-document files (also between documents, in comments and in a
+    file that does not parse)."""
+    from sglang_lsp.yaml_extract import _Extractor
+    from sglang_lsp.catalog import load_catalog
+
+    texts = [Path(__file__).parent.joinpath("fixtures/yaml/lws_deepseek.yaml").read_text(encoding="utf-8"),
+             "# head\n---\na: 1\n# between\n---\n- x\n- [y, z]\n...\n---\nk: {a: b\n---\nc: 'd'\n"]
+    for text in texts:
+        ex = _Extractor(Document(text, "x.yaml", "yaml"), None, load_catalog())
+        root = ex.tree.root_node
+        n = len(ex.data)
+        for a in range(n):
+            for b in (a + 1, min(a + 7, n)):
+                assert ex._node_at(a, b).id == root.descendant_for_byte_range(a, b).id, (a, b)

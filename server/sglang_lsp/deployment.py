@@ -277,7 +277,7 @@ def placement(doc: Document, inv: Invocation, tree: Any = None) -> Placement | N
     if not inv.program or inv.program[0].span.path not in (None, doc.path):
         return None
     if doc.language == "yaml":
-        return _yaml_view(doc.path, doc.text).placement(inv.program[0].span.start)
+        return _yaml_view(doc).placement(inv.program[0].span.start)
     return _shell_view(doc.path, doc.text, doc).placement(inv, tree)
 
 
@@ -352,19 +352,23 @@ def _union(classes: list[GpuClass]) -> GpuClass | None:
 # YAML
 
 
-@functools.lru_cache(maxsize=8)
-def _yaml_view(path: str | None, text: str) -> _YamlView:
-    return _YamlView(Document(text, path, "yaml"))
+def _yaml_view(doc: Document) -> _YamlView:
+    """The placements of ``doc``'s launches, read once per document from the YAML tree that
+    :func:`.yaml_extract.extract_yaml` parsed for the same document (a check runs it first)."""
+    view = doc.derived.get("yaml_view")
+    if view is None:
+        view = doc.derived["yaml_view"] = _YamlView(doc)
+    return view
 
 
 class _YamlView:
     def __init__(self, doc: Document):
-        from .catalog import load_catalog
-        from .yaml_extract import _Extractor
+        from .yaml_extract import yaml_reader
 
         self.doc = doc
-        self.ex = _Extractor(doc, None, load_catalog())  # its tree and its YAML helpers (anchors, merge keys, scalars)
+        self.ex = yaml_reader(doc)  # the file's tree and its YAML helpers (anchors, merge keys, scalars)
         self._memo: dict[int, Placement | None] = {}  # program start → placement (asked by the KB rules and the checks)
+        self._pairs_memo: dict[int, list[tuple[str, Any, Span]]] = {}  # mapping node id → its pairs
 
     def _value(self, node: Any, key_span: Span | None = None) -> Value | None:
         sc = self.ex._scalar(node)
@@ -376,21 +380,17 @@ class _YamlView:
         return Value(sc.text, Span(a, b), key_span)
 
     def _pairs(self, mapping: Any) -> list[tuple[str, Any, Span]]:
-        """(key, value node, key span) of a mapping, merge keys followed."""
-        out = []
+        """(key, value node, key span) of a mapping, merge keys followed (a merged key's span: the
+        mapping's start). Read once per mapping: the placements of a pod's containers share its spec."""
         if mapping is None:
-            return out
-        fields = self.ex._fields(mapping)
-        spans = {}
-        for pair in mapping.named_children:
-            if pair.type in ("block_mapping_pair", "flow_pair"):
-                key_node = pair.child_by_field_name("key")
-                k = self.ex._key(pair)
-                if k is not None and key_node is not None:
-                    spans[k] = Span(key_node.start_byte, key_node.end_byte)
-        for k, v in fields.items():
-            out.append((k, v, spans.get(k, Span(mapping.start_byte, mapping.start_byte))))
-        return out
+            return []
+        got = self._pairs_memo.get(mapping.id)
+        if got is None:
+            start = Span(mapping.start_byte, mapping.start_byte)
+            got = self._pairs_memo[mapping.id] = [
+                (k, v, start if key is None else Span(key.start_byte, key.end_byte))
+                for k, (v, key) in self.ex._keyed_fields(mapping).items()]
+        return got
 
     def _map(self, node: Any) -> Any:
         target = self.ex._resolve(node)
@@ -404,7 +404,7 @@ class _YamlView:
 
     def _chain(self, pos: int) -> list[tuple[str, Any]]:
         """(key, pair node) of every mapping pair around byte ``pos``, outermost first."""
-        node = self.ex.tree.root_node.descendant_for_byte_range(pos, pos + 1)
+        node = self.ex._node_at(pos, pos + 1)
         out = []
         while node is not None:
             if node.type in ("block_mapping_pair", "flow_pair"):
@@ -704,7 +704,7 @@ class _YamlView:
         """The placement of a launch that a script in a YAML string (a CI step's `run:`) starts
         with `docker run … IMAGE python -m sglang…`, read like a shell script's, with every range
         mapped back to the YAML file; ``None`` when the launch is not in a `docker run`."""
-        node = self.ex.tree.root_node.descendant_for_byte_range(pos, pos + 1)
+        node = self.ex._node_at(pos, pos + 1)
         while node is not None and node.type not in ("block_scalar", "plain_scalar", "double_quote_scalar",
                                                      "single_quote_scalar"):
             node = node.parent

@@ -28,6 +28,9 @@ class Document:
     language: str = "shell"  # "shell" | "yaml"
     data: bytes = field(init=False, repr=False)
     _line_starts: list[int] = field(init=False, repr=False)
+    # what the stages of one check derive from this text and share instead of redoing (the YAML
+    # tree of yaml_extract, read again by deployment's placements), by name
+    derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.data = self.text.encode("utf-8", errors="surrogateescape")

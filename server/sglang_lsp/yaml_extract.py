@@ -33,8 +33,12 @@ costs next to nothing.
 from __future__ import annotations
 
 import bisect
+import copy
+import itertools
+import operator
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -44,13 +48,14 @@ from .catalog import Catalog, load_catalog
 from .config_file import ConfigFile, read_config
 from .document import Document
 from .findings import Applicability, Edit, Finding, Fix, Span
-from .invocation import Invocation, Word, match_launch
+from .invocation import CharRun, Invocation, Word, match_launch
 from .shell import Source
 from .shell import extract as extract_shell
 from .shell_checks import continuation_findings
 from .yaml_scalars import Scalar, resolve_plain, scalar
 
 CharSpans = list[tuple[int, int]]
+_END = operator.itemgetter(1)
 
 # --- cheap byte-level pre-checks ----------------------------------------------------------
 
@@ -61,9 +66,18 @@ _CONTAINERS_KEY = re.compile(rb"^[ \t]*(?:- )*[\"']?(containers|initContainers|e
                              rb"|mainContainer)[\"']?[ \t]*:", re.M)
 _KIND_KEY = re.compile(rb"^[ \t]*(?:- )*[\"']?kind[\"']?[ \t]*:[ \t]*[\"']?([A-Za-z][A-Za-z0-9]*)", re.M)
 _SERVICES_KEY = re.compile(rb"^[\"']?(services)[\"']?[ \t]*:", re.M)
+# a key written as a plain scalar of these characters only (no tag, anchor, alias, quote or line break)
+_SIMPLE_KEY = re.compile(rb"[A-Za-z0-9_][A-Za-z0-9_./-]*")
 _SCALARS = ("block_scalar", "plain_scalar", "double_quote_scalar", "single_quote_scalar")
 _TOP_KEY = re.compile(rb"^[\"']?([A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*:(?:[ \t]|\r?$)", re.M)
 _DOC_SEPARATOR = re.compile(rb"^(?:---|\.\.\.)(?:[ \t]|\r?$)", re.M)
+_CONFLICT_MARKER = re.compile(rb"^(<{7}|={7}|>{7}|\|{7})(?=[ \t]|\r?$)", re.M)
+# text each match of the line patterns above holds (see _line_matches)
+_CONTAINERS_TEXT = (b"ontainer", b"runner")
+_KIND_TEXT = (b"kind",)
+_SERVICES_TEXT = (b"services",)
+_DOC_SEPARATOR_TEXT = (b"---", b"...")
+_CONFLICT_TEXT = (b"<<<<<<<", b"=======", b">>>>>>>", b"|||||||")
 # option names too common to mark a mapping as an sglang config on their own
 _GENERIC_KEYS = {"config", "device", "dtype", "ep", "help", "host", "model", "nnodes", "port", "quantization",
                  "revision", "sidecar", "warmups", "api_key", "log_level"}
@@ -130,15 +144,50 @@ def extract_yaml(doc: Document, base_dir: str | None = None, cat: Catalog | None
     launches = _MENTIONS_SGLANG in data
     if not launches and not _looks_like_config(data, cat or load_catalog()):
         return YamlScan()
-    return _Extractor(doc, base_dir, cat or load_catalog()).run(launches)
+    ex = _Extractor(doc, base_dir, cat or load_catalog())
+    doc.derived["yaml_extractor"] = ex
+    return ex.run(launches)
+
+
+def yaml_reader(doc: Document) -> _Extractor:
+    """The YAML helpers (tree, anchors, merge keys, scalars) on ``doc``'s tree for other modules:
+    the tree :func:`extract_yaml` parsed for the same document when it ran, so that a check
+    parses the file once. Only template ranges are unknown to the reader (not the ``$(VAR)``
+    references an extraction marks)."""
+    ex = doc.derived.get("yaml_extractor")
+    if ex is None:
+        return _Extractor(doc, None, load_catalog())
+    reader = copy.copy(ex)
+    reader.holes = list(ex.templates)
+    reader._hole_mask = None
+    return reader
 
 
 def _looks_like_config(data: bytes, cat: Catalog) -> bool:
     """Byte-level guess: the first document's top-level keys are mostly sglang options."""
-    m = _DOC_SEPARATOR.search(data, 1)
+    m = next((m for m in _line_matches(_DOC_SEPARATOR, _DOC_SEPARATOR_TEXT, data) if m.start() >= 1), None)
     head = data if m is None else data[: m.start()]
     keys = [k.decode("ascii") for k in _TOP_KEY.findall(head)]
     return _is_config_keys(keys, cat)
+
+
+def _line_matches(pattern: re.Pattern, anchors: tuple[bytes, ...], data: bytes) -> list[re.Match]:
+    """``pattern.finditer(data)`` for a pattern that matches within one line from its start
+    (``^`` in ``re.M``) and always contains one of ``anchors``. ``re`` tries such a pattern at
+    every line start, which on a long manifest costs a fifth of parsing it; here only the lines
+    holding an anchor are tried."""
+    starts: set[int] = set()
+    find, rfind = data.find, data.rfind
+    for anchor in anchors:
+        pos = find(anchor)
+        while pos != -1:
+            starts.add(rfind(b"\n", 0, pos) + 1)
+            line_end = find(b"\n", pos)
+            if line_end == -1:
+                break
+            pos = find(anchor, line_end)
+    match = pattern.match
+    return [m for m in map(match, itertools.repeat(data), sorted(starts)) if m is not None]
 
 
 def _is_config_keys(keys: list[str], cat: Catalog) -> bool:
@@ -186,10 +235,17 @@ class _Extractor:
         self.consumed: list[tuple[int, int]] = []  # scalars already read as commands
         self.tree = queries.parser("yaml").parse(self.data)
         self._anchors: dict[str, list[ts.Node]] | None = None
+        # mapping node id → its fields (the tree's structure: shared with the readers of yaml_reader)
+        self._fields_memo: dict[int, dict[str, ts.Node | None]] = {}
+        self._keyed_memo: dict[tuple[int, int], dict[str, tuple[ts.Node | None, ts.Node | None]]] = {}
         self.embedded_configs: dict[str, ConfigFile] = {}  # ConfigMap data key → config
         self._hole_mask: bytearray | None = None  # 1 for every byte of an unknown range
         self._kinds: dict | None = None  # `kind:` key position → (start, end, kind) of its object
+        self._kind_matches: list[re.Match] | None = None
+        self._tops: list[ts.Node] | None = None  # the top-level nodes (documents) and their starts
+        self._top_starts: list[int] = []
         self._doc_starts: list[int] = []
+        self._kind_starts: list[int] = []
         self._mounts: dict[str, str] = {}  # compose bind mounts: container path → host path
         self._services: set[str] | None = None
         self._command_texts: list[tuple[_Text, bool]] = []  # YAML strings read as a command (shell or Compose)
@@ -202,11 +258,13 @@ class _Extractor:
         relevant = False
         if launches:
             self._configmaps(root)
-            for node in self._query_at(_CONTAINERS_KEY, ("block_mapping_pair",), "containers", "container"):
+            keys = _line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, self.data)
+            for node in self._query_at(keys, ("block_mapping_pair",), "containers", "container"):
                 relevant |= self._container(node)
-            for node in self._query_at(_SERVICES_KEY, ("document",), "compose_services", "service"):
+            keys = _line_matches(_SERVICES_KEY, _SERVICES_TEXT, self.data)
+            for node in self._query_at(keys, ("document",), "compose_services", "service"):
                 relevant |= self._service(node)
-            for node in self._query_at(_LAUNCH_BYTES, _SCALARS, "embedded_shell", "script"):
+            for node in self._query_at(_LAUNCH_BYTES.finditer(self.data), _SCALARS, "embedded_shell", "script"):
                 relevant |= self._embedded(node)
         relevant |= self._config_document(root)
         relevant |= bool(self.scan.configs)
@@ -219,17 +277,16 @@ class _Extractor:
 
     # --- helpers on nodes ----------------------------------------------------------------
 
-    def _query_at(self, where: re.Pattern, types: tuple[str, ...], purpose: str, capture: str) -> list[ts.Node]:
-        """Captures of a query, run only on the nodes (of ``types``) around the places ``where``
-        matches in the bytes: a query over the whole tree of a long manifest costs as much as
-        parsing it again, and these keys and texts are rare."""
+    def _query_at(self, where: Iterable[re.Match], types: tuple[str, ...], purpose: str, capture: str) -> list[ts.Node]:
+        """Captures of a query, run only on the nodes (of ``types``) around the byte matches
+        ``where``: a query over the whole tree of a long manifest costs as much as parsing it
+        again, and these keys and texts are rare."""
         seen: dict[int, ts.Node] = {}
         found: dict[int, ts.Node] = {}
-        root = self.tree.root_node
         query = queries.query("yaml", purpose)
-        for m in where.finditer(self.data):
+        for m in where:
             a, b = m.span(m.lastindex or 0)
-            node = root.descendant_for_byte_range(a, b)
+            node = self._node_at(a, b)
             while node is not None and node.type not in types:
                 node = node.parent
             if node is None or node.id in seen:
@@ -242,6 +299,20 @@ class _Extractor:
             for n in cursor.captures(node).get(capture, []):
                 found[n.id] = n
         return _in_order(list(found.values()))  # (captures() does not promise document order)
+
+    def _node_at(self, a: int, b: int) -> ts.Node:
+        """``root.descendant_for_byte_range(a, b)`` (the smallest node around the bytes), searched
+        from the top-level node that holds them: tree-sitter looks at a node's children one by
+        one, and a long manifest has hundreds of documents."""
+        if self._tops is None:
+            self._tops = self.tree.root_node.children
+            self._top_starts = [n.start_byte for n in self._tops]
+        k = bisect.bisect_right(self._top_starts, a) - 1
+        if k >= 0 and a < b:
+            top = self._tops[k]
+            if top.end_byte >= b:  # (the first child tree-sitter would step into from the root)
+                return top.descendant_for_byte_range(a, b)
+        return self.tree.root_node.descendant_for_byte_range(a, b)
 
     def _mentions_sglang(self, node: ts.Node) -> bool:
         region = self.data[node.start_byte : node.end_byte]
@@ -287,7 +358,14 @@ class _Extractor:
         return self._anchors
 
     def _key(self, pair: ts.Node) -> str | None:
-        key = self._inner(pair.child_by_field_name("key"))
+        return self._key_of(pair.child_by_field_name("key"))
+
+    def _key_of(self, key_node: ts.Node | None) -> str | None:
+        if key_node is not None and key_node.type == "flow_node":
+            raw = self.data[key_node.start_byte : key_node.end_byte]
+            if _SIMPLE_KEY.fullmatch(raw):
+                return raw.decode("ascii")  # a plain one-line key, read without visiting its nodes
+        key = self._inner(key_node)
         if key is None:
             return None
         if key.type == "plain_scalar" and key.start_point[0] == key.end_point[0]:
@@ -295,16 +373,36 @@ class _Extractor:
         sc = scalar(self.data, key)
         return sc.text if sc is not None else None
 
-    def _fields(self, mapping: ts.Node | None, depth: int = 0) -> dict[str, ts.Node | None]:
-        """Key → value node of a mapping; merge keys (``<<: *base``) fill in what is missing."""
-        out: dict[str, ts.Node | None] = {}
+    def _fields(self, mapping: ts.Node | None) -> dict[str, ts.Node | None]:
+        """Key → value node of a mapping; merge keys (``<<: *base``) fill in what is missing.
+        (Read once per mapping, shared: not to be changed by the caller.)"""
+        if mapping is None:
+            return {}
+        out = self._fields_memo.get(mapping.id)
+        if out is None:
+            out = self._fields_memo[mapping.id] = {k: v for k, (v, _) in self._keyed_fields(mapping).items()}
+        return out
+
+    def _keyed_fields(self, mapping: ts.Node | None, depth: int = 0) -> dict[str, tuple[ts.Node | None, ts.Node | None]]:
+        """Key → (value node, key node) of a mapping, the last pair of a key winning; merge keys
+        (``<<: *base``) fill in what is missing, with no key node of this mapping. Read once per
+        mapping (the extraction and the placements of a check ask for the same containers and pod
+        specs); not to be changed by the caller."""
         if mapping is None or mapping.type not in ("block_mapping", "flow_mapping"):
-            return out
+            return {}
+        out = self._keyed_memo.get((mapping.id, depth))
+        if out is None:
+            out = self._keyed_memo[(mapping.id, depth)] = self._read_fields(mapping, depth)
+        return out
+
+    def _read_fields(self, mapping: ts.Node, depth: int) -> dict[str, tuple[ts.Node | None, ts.Node | None]]:
+        out: dict[str, tuple[ts.Node | None, ts.Node | None]] = {}
         merged: list[ts.Node] = []
         for pair in mapping.named_children:
             if pair.type not in ("block_mapping_pair", "flow_pair"):
                 continue
-            key = self._key(pair)
+            key_node = pair.child_by_field_name("key")
+            key = self._key_of(key_node)
             if key is None:
                 continue
             value = pair.child_by_field_name("value")
@@ -315,10 +413,11 @@ class _Extractor:
                 elif target is not None:
                     merged.append(target)
                 continue
-            out[key] = value
+            out[key] = (value, key_node)
         for target in merged:
-            for k, v in self._fields(target, depth + 1).items():
-                out.setdefault(k, v)
+            for k, (v, _) in self._keyed_fields(target, depth + 1).items():
+                if k not in out:
+                    out[k] = (v, None)
         return out
 
     @staticmethod
@@ -326,8 +425,9 @@ class _Extractor:
         out = []
         for item in seq.named_children:
             if item.type == "block_sequence_item":
-                if item.named_children and item.named_children[0].type != "comment":
-                    out.append(item.named_children[0])
+                first = item.named_child(0) if item.named_child_count else None
+                if first is not None and first.type != "comment":
+                    out.append(first)
             elif item.type in ("flow_node", "flow_pair"):
                 out.append(item)
         return out
@@ -343,7 +443,10 @@ class _Extractor:
         return -1
 
     def _scalar(self, node: ts.Node | None) -> Scalar | None:
-        inner = self._resolve(node)
+        return self._scalar_of(self._resolve(node))
+
+    def _scalar_of(self, inner: ts.Node | None) -> Scalar | None:
+        """The scalar of a content node (``_resolve``'s result)."""
         if inner is None:
             return None
         # only a block scalar's indentation indicator needs the enclosing collection's column
@@ -369,7 +472,10 @@ class _Extractor:
             mask = self._hole_mask = bytearray(len(self.data) + 1)
             for a, b in self.holes:
                 mask[a:b] = b"\x01" * (b - a)
-        lo, hi = min(spans)[0], max(e for _, e in spans)
+        if isinstance(spans, CharRun):
+            lo, hi = spans.start, spans.start + spans.n
+        else:
+            lo, hi = min(spans)[0], max(map(_END, spans))
         if 1 not in mask[lo : hi + 1]:
             return None  # the usual case, decided without a loop over the characters
         for i, (s, e) in enumerate(spans):
@@ -408,8 +514,10 @@ class _Extractor:
                 continue
             if target.type in ("block_sequence", "flow_sequence"):
                 for item in self._items(target):
-                    items.append((item, self._scalar(item)))
-                    problems += self._non_string_item(item, key)
+                    inner = self._resolve(item)
+                    items.append((item, self._scalar_of(inner)))
+                    if inner is not None and inner.type != "double_quote_scalar":  # (the usual quoted item)
+                        problems += self._non_string_item(inner, key)
             elif target.type in _SCALARS:
                 # kubectl refuses a string here; the generic scan still reads it as a shell command
                 sc = self._scalar(target)
@@ -431,7 +539,7 @@ class _Extractor:
                 continue
             a, b = sc.content_span if sc.style != "plain" else sc.span
             t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=False, injected=injected)
-            words.append(Word(t.text, Span(a, b), list(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
+            words.append(Word(t.text, Span(a, b), _owned(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
         match = match_launch(words)
         if match is None:
             return self._report(self._whole_command_items(words, "command"))
@@ -439,7 +547,7 @@ class _Extractor:
         self.consumed += [(t.start_byte, t.end_byte) for t in (self._resolve(cmd_node), self._resolve(args_node))
                           if t is not None]
         problems += env_problems
-        env_words = {k: (None if v is None else Word(v.text, Span(*(v.spans[0][0], v.spans[-1][1]) if v.spans else (0, 0)), list(v.spans)))
+        env_words = {k: (None if v is None else Word(v.text, Span(*(v.spans[0][0], v.spans[-1][1]) if v.spans else (0, 0)), _owned(v.spans)))
                      for k, v in env.items()}
         env_text = {k: (None if v is None or self._in_hole(v.spans) is not None else v.text) for k, v in env.items()}
         if match.kind == "shell":
@@ -450,7 +558,7 @@ class _Extractor:
             # `$(VAR)` was expanded above with list-word rules; a script wants shell-aware reporting
             refs = [r for r in refs if not (item.start_byte <= r[1].start < item.end_byte)]
             t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=True, injected=injected)
-            script = Word(t.text, script.span, list(t.spans), script.quote, "", "yaml")
+            script = Word(t.text, script.span, _owned(t.spans), script.quote, "", "yaml")
             self._shell(script, sc, env_words, env_text)
         else:
             words, split = self._split_items(words, match.end)
@@ -467,7 +575,7 @@ class _Extractor:
         for i in range(start, len(words)):
             w = words[i]
             tokens = [] if w.text is None or not w.char_spans or (only is not None and i not in only) \
-                else list(re.finditer(r"\S+", w.text))
+                or len(w.text.split(None, 1)) < 2 else list(re.finditer(r"\S+", w.text))
             if len(tokens) < 2 or not tokens[0].group().startswith("-"):
                 out.append(w)
                 continue
@@ -532,22 +640,30 @@ class _Extractor:
         """``kind`` of the innermost object around ``node`` that has one (the workload, or the
         item of a ``kind: List``)."""
         if self._kinds is None:
-            self._kinds = {m.start(1): m for m in _KIND_KEY.finditer(self.data)}
-            self._doc_starts = [0] + [m.start() for m in _DOC_SEPARATOR.finditer(self.data)]
+            self._kinds = {m.start(1): m for m in self._kind_keys()}  # (in byte order)
+            self._kind_starts = list(self._kinds)
+            self._doc_starts = [0] + [m.start() for m in _line_matches(_DOC_SEPARATOR, _DOC_SEPARATOR_TEXT, self.data)]
         doc_start = self._doc_starts[bisect.bisect_right(self._doc_starts, node.start_byte) - 1]
         inside = []
-        root = self.tree.root_node
-        for pos, m in self._kinds.items():
-            if pos < doc_start or pos > node.end_byte:
-                continue
+        starts = self._kind_starts
+        # only the `kind:` keys of this document up to the node's end can belong to an object around it
+        for k in range(bisect.bisect_left(starts, doc_start), bisect.bisect_right(starts, node.end_byte)):
+            pos = starts[k]
+            m = self._kinds[pos]
             if isinstance(m, re.Match):  # the object this `kind:` belongs to, found once
-                n = root.descendant_for_byte_range(m.start(1), m.end(1))
+                n = self._node_at(m.start(1), m.end(1))
                 while n is not None and n.type not in ("block_mapping", "flow_mapping"):
                     n = n.parent
                 m = self._kinds[pos] = (n.start_byte, n.end_byte, m.group(1).decode()) if n is not None else None
             if m is not None and m[0] <= node.start_byte and node.end_byte <= m[1]:
                 inside.append(m)
         return min(inside, key=lambda k: k[1] - k[0])[2] if inside else None
+
+    def _kind_keys(self) -> list[re.Match]:
+        """Every ``kind:`` key of the file (a byte match each)."""
+        if self._kind_matches is None:
+            self._kind_matches = _line_matches(_KIND_KEY, _KIND_TEXT, self.data)
+        return self._kind_matches
 
     def _k8s_env(self, env_node: ts.Node | None, open_: bool, kind: str | None
                  ) -> tuple[dict[str, _Text | None], bool, list[Finding]]:
@@ -689,8 +805,8 @@ class _Extractor:
             ))
         return out
 
-    def _non_string_item(self, item: ts.Node, key: str) -> list[Finding]:
-        inner = self._resolve(item)
+    def _non_string_item(self, inner: ts.Node | None, key: str) -> list[Finding]:
+        """SGL025 for a ``command``/``args`` item (its content node) that is not a string."""
         if inner is None or inner.type != "plain_scalar":
             if inner is not None and inner.type in ("block_mapping", "flow_mapping", "block_sequence", "flow_sequence"):
                 return [self._finding("SGL025", f"Kubernetes `{key}` items must be strings; this one is a "
@@ -766,7 +882,7 @@ class _Extractor:
                         continue
                     a, b = sc.content_span if sc.style != "plain" else sc.span
                     t = self._interpolate(_Text(sc.text, sc.spans))
-                    words.append(Word(t.text, Span(a, b), list(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
+                    words.append(Word(t.text, Span(a, b), _owned(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
                     scalars.append(sc)
             else:
                 sc = self._scalar(target)
@@ -824,7 +940,7 @@ class _Extractor:
             else:
                 text[name] = value.text
                 sp = Span(value.spans[0][0], value.spans[-1][1]) if value.spans else Span(0, 0)
-                words[name] = Word(value.text, sp, list(value.spans))
+                words[name] = Word(value.text, sp, _owned(value.spans))
         return text, words
 
     def _interpolate(self, t: _Text) -> _Text:
@@ -958,7 +1074,7 @@ class _Extractor:
         if sc is None or not _LAUNCH_TEXT.search(sc.text):
             return False
         a, b = sc.content_span if sc.style != "plain" else sc.span
-        word = Word(sc.text, Span(a, b), list(sc.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml")
+        word = Word(sc.text, Span(a, b), _owned(sc.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml")
         env_text, env_words = self._inherited_env(node)
         before = len(self.scan.invocations)
         self._shell(word, sc, env_words, env_text)
@@ -1016,7 +1132,7 @@ class _Extractor:
                 continue
             text[key] = sc.text
             sp = Span(sc.spans[0][0], sc.spans[-1][1]) if sc.spans else Span(sc.span[0], sc.span[0])
-            words[key] = Word(sc.text, sp, list(sc.spans))
+            words[key] = Word(sc.text, sp, _owned(sc.spans))
         return text, words
 
     # --- sglang --config mappings ----------------------------------------------------------
@@ -1041,11 +1157,10 @@ class _Extractor:
         """sglang config files held in a ConfigMap's ``data`` (``serve.yaml: |``)."""
         if b"ConfigMap" not in self.data:
             return
-        root = self.tree.root_node
-        for m in _KIND_KEY.finditer(self.data):
+        for m in self._kind_keys():
             if m.group(1) != b"ConfigMap":
                 continue
-            top = root.descendant_for_byte_range(m.start(1), m.end(1))
+            top = self._node_at(m.start(1), m.end(1))
             while top is not None and top.type not in ("block_mapping", "flow_mapping"):
                 top = top.parent
             if top is None:
@@ -1064,7 +1179,7 @@ class _Extractor:
                 if not _is_config_keys(inner_keys, self.cat):
                     continue
                 cfg = read_config(sc.text, None, self.cat)
-                _remap_config(cfg, Word(sc.text, Span(*sc.content_span), list(sc.spans)))
+                _remap_config(cfg, Word(sc.text, Span(*sc.content_span), _owned(sc.spans)))
                 self.scan.configs.append(cfg)
                 self.embedded_configs[key] = cfg
                 self.consumed.append((sc.span[0], sc.span[1]))
@@ -1100,14 +1215,17 @@ class _Extractor:
 
     def _finish(self) -> None:
         self._folded_backslashes()
-        for inv in self.scan.invocations:
-            for group in (inv.program, inv.args):
-                kept = [self._intended(w) for w in group]
-                group[:] = [self._unknown_if_hole(w, inv) for w in kept if w is not None]
+        if self._bad_folds or self.holes:  # (else no word changes)
+            for inv in self.scan.invocations:
+                for group in (inv.program, inv.args):
+                    if self._bad_folds:
+                        group[:] = [w for w in map(self._intended, group) if w is not None]
+                    if self.holes:
+                        group[:] = [self._unknown_if_hole(w, inv) for w in group]
         self._config_refs()
-        for cfg in self.scan.configs:
-            for idx, w in enumerate(cfg.words):
-                cfg.words[idx] = self._unknown_if_hole(w, None)
+        if self.holes:
+            for cfg in self.scan.configs:
+                cfg.words[:] = [self._unknown_if_hole(w, None) for w in cfg.words]
 
     def _unknown_if_hole(self, w: Word, inv: Invocation | None) -> Word:
         if w.text is None:
@@ -1169,7 +1287,7 @@ class _Extractor:
     def _syntax_findings(self, root: ts.Node) -> list[Finding]:
         out: list[Finding] = []
         data = self.doc.data
-        markers = list(re.finditer(rb"^(<{7}|={7}|>{7}|\|{7})(?=[ \t]|\r?$)", data, re.M))
+        markers = _line_matches(_CONFLICT_MARKER, _CONFLICT_TEXT, data)
         opening = [m for m in markers if m.group(1) == b"<<<<<<<"] or markers[:1]
         for m in opening:
             out.append(self._finding(
@@ -1201,7 +1319,7 @@ class _Extractor:
         data = self.doc.data
         for m in re.finditer(rb"^ *(\t)", data, re.M):
             pos = m.start(1)
-            node = root.descendant_for_byte_range(pos, pos + 1)
+            node = self._node_at(pos, pos + 1)
             inside_block = False
             while node is not None:
                 if node.type == "block_scalar" and not node.has_error and node.start_byte < pos:
@@ -1211,6 +1329,11 @@ class _Extractor:
             if not inside_block:
                 return Span(pos, pos + 1)
         return None
+
+
+def _owned(spans: CharSpans) -> CharSpans:
+    """Spans a new word may keep: a copy of a list (the scalar's may be shared), a CharRun as it is."""
+    return spans if isinstance(spans, CharRun) else list(spans)
 
 
 def _in_order(nodes: list[ts.Node]) -> list[ts.Node]:

@@ -16,16 +16,27 @@ from typing import Any
 
 import tree_sitter as ts
 
+from .invocation import CharRun
+
 CharSpans = list[tuple[int, int]]
 
 
 @dataclass
 class Scalar:
     text: str
-    spans: CharSpans
+    spans: CharSpans  # a list, or a CharRun (a value written as it is, one byte per character)
     style: str  # plain | single | double | literal | folded
     span: tuple[int, int]  # the whole node
     content_span: tuple[int, int]  # inside quotes / after the block header
+
+
+def _run(data: bytes, a: int, b: int) -> tuple[str, CharSpans]:
+    """Like :func:`_chars` for a value taken as it is written: one-byte characters get a
+    :class:`CharRun` (no list of spans), the usual case of a YAML key, flag or number."""
+    raw = data[a:b]
+    if raw.isascii():
+        return raw.decode("ascii"), CharRun(a, b - a)  # type: ignore[return-value]
+    return _chars(data, a, b)
 
 
 def _chars(data: bytes, a: int, b: int) -> tuple[str, CharSpans]:
@@ -119,7 +130,7 @@ def _quoted(data: bytes, a: int, b: int, double: bool) -> tuple[str, CharSpans]:
     that comes from an escape is content, never trimmed."""
     raw = data[a:b]
     if b"\n" not in raw and b"\r" not in raw and (b"\\" not in raw if double else b"'" not in raw):
-        return _chars(data, a, b)  # one line, nothing to unescape: the text is the content
+        return _run(data, a, b)  # one line, nothing to unescape: the text is the content
     text, spans = _chars(data, a, b)
     out: list[str] = []
     out_spans: CharSpans = []
@@ -304,7 +315,7 @@ def scalar(data: bytes, node: ts.Node, parent_indent: int = 0) -> Scalar | None:
     a, b = node.start_byte, node.end_byte
     if node.type == "plain_scalar":
         if b"\n" not in data[a:b]:
-            text, spans = _chars(data, a, b)
+            text, spans = _run(data, a, b)
             return Scalar(text, spans, "plain", (a, b), (a, b))
         lines = _split_lines(data, a, b)
         text, spans = _fold_lines(lines) if len(lines) > 1 else (lines[0][0], lines[0][1])
@@ -324,6 +335,7 @@ def scalar(data: bytes, node: ts.Node, parent_indent: int = 0) -> Scalar | None:
 
 _BOOL_TRUE = {"yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "y", "Y"}
 _BOOL_FALSE = {"no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", "n", "N"}
+_WORDS = _BOOL_TRUE | _BOOL_FALSE | {"", "~", "null", "Null", "NULL"}  # the plain scalars that are no string
 _INT = re.compile(r"^[-+]?(0b[0-1_]+|0[0-7_]+|(0|[1-9][0-9_]*)|0x[0-9a-fA-F_]+|[1-9][0-9_]*(:[0-5]?[0-9])+)$")
 # PyYAML's float resolver, verbatim: `.5` and `1.0` are floats, `-.5`, `1e5` and `0.0.0.0` strings
 _FLOAT = re.compile(
@@ -332,8 +344,13 @@ _FLOAT = re.compile(
 )
 
 
+_NUMBER_START = frozenset("0123456789+-.")
+
+
 def resolve_plain(text: str) -> Any:
     """The Python value PyYAML's safe loader gives a plain scalar (YAML 1.1 resolver)."""
+    if text[:1] not in _NUMBER_START and text not in _WORDS:
+        return text  # (a number starts with a digit, a sign or a dot: most values are decided here)
     if text in ("", "~", "null", "Null", "NULL"):
         return None
     if text in _BOOL_TRUE - {"y", "Y"}:
