@@ -64,7 +64,7 @@ FOREIGN_FLAGS = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class FlagUse:
     option: Option
     spelling: str  # the full option string argparse matched (e.g. --tp-size for --tp)
