@@ -812,7 +812,9 @@ class _ShellView:
         self.gres: list[tuple[str | None, Value]] = []
         self.per_node: tuple[Value, str] | None = None
         self._memo: dict[tuple, Placement] = {}  # (launch start, its visible-devices prefixes) → placement
-        for m in _GRES.finditer(doc.text):
+        self._assignments: dict[str, tuple[list[int], list[Span]]] = {}  # NAME → (match ends, value ranges)
+        # (the anchored pattern is tried at every line start: most scripts have no `#SBATCH` at all)
+        for m in _GRES.finditer(doc.text) if "#SBATCH" in doc.text else ():
             a = len(doc.text[: m.start("count")].encode("utf-8", "surrogateescape"))
             span = Span(a, a + len(m.group("count")))
             self.gres.append((m.group("type"), Value(m.group("count"), span)))
@@ -934,12 +936,16 @@ class _ShellView:
         return None
 
     def _assignment_span(self, name: str, before: int) -> Span | None:
-        """The value range of the last `NAME=value` written before byte ``before``."""
-        pattern = re.compile(rb"(?:^|[\s;])(?:export[ \t]+)?" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
-        found = None
-        for m in pattern.finditer(self.doc.data, 0, before):
-            found = Span(m.start(2), m.end(2))
-        return found
+        """The value range of the last `NAME=value` written before byte ``before`` (the script's
+        assignments of NAME are found in one pass: each launch asks)."""
+        found = self._assignments.get(name)
+        if found is None:
+            pattern = re.compile(rb"(?:^|[\s;])(?:export[ \t]+)?" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
+            matches = list(pattern.finditer(self.doc.data))
+            found = self._assignments[name] = ([m.end() for m in matches], [Span(m.start(2), m.end(2)) for m in matches])
+        ends, spans = found
+        k = bisect.bisect_right(ends, before)
+        return spans[k - 1] if k else None
 
 
 def _shell_literal(raw: str) -> str | None:
