@@ -25,6 +25,7 @@ import functools
 import logging
 import re
 import shlex
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -781,6 +782,7 @@ def _interpolations(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, 
 
 _SHELL_VIEWS: dict[tuple[str | None, str], "_ShellView"] = {}
 _SHELL_VIEWS_MAX = 8
+_SHELL_VIEWS_LOCK = threading.Lock()  # the language server's checker thread and its event loop both ask
 
 
 def _shell_view(path: str | None, text: str, doc: Document | None = None) -> _ShellView:
@@ -789,11 +791,13 @@ def _shell_view(path: str | None, text: str, doc: Document | None = None) -> _Sh
     key = (path, text)
     view = _SHELL_VIEWS.get(key)
     if view is None:
-        if len(_SHELL_VIEWS) >= _SHELL_VIEWS_MAX:
-            del _SHELL_VIEWS[next(iter(_SHELL_VIEWS))]
         if doc is None or doc.language != "shell" or doc.text is not text:
             doc = Document(text, path, "shell")
-        view = _SHELL_VIEWS[key] = _ShellView(doc)
+        view = _ShellView(doc)
+        with _SHELL_VIEWS_LOCK:
+            while len(_SHELL_VIEWS) >= _SHELL_VIEWS_MAX:
+                del _SHELL_VIEWS[next(iter(_SHELL_VIEWS))]
+            _SHELL_VIEWS[key] = view
     return view
 
 

@@ -121,19 +121,20 @@ def _script_env(doc: Document, inv: Invocation, where: Placement, tree: Any) -> 
     return where
 
 
-_EXPORT_SPANS: list = [None, {}]  # [data, name → (match ends, value spans)]: the script being checked
+_EXPORT_SPANS: list = [(None, {})]  # [(data, name → (match ends, value spans))]: the script being checked
 
 
 def _export_spans(data: bytes, name: str) -> tuple[list[int], list[Span]]:
     """Every `export NAME=value` of a script in order: where each ends and its value's range,
     found in one pass over the script (each launch asks for the last one before it)."""
-    if _EXPORT_SPANS[0] is not data:
-        _EXPORT_SPANS[:] = [data, {}]
-    found = _EXPORT_SPANS[1].get(name)
+    entry = _EXPORT_SPANS[0]  # replaced whole, so a script's spans never land in another's
+    if entry[0] is not data:
+        entry = _EXPORT_SPANS[0] = (data, {})
+    found = entry[1].get(name)
     if found is None:
         pattern = re.compile(rb"\bexport[ \t]+" + name.encode() + rb"=([\"']?)([^\s\"';]*)\1")
         matches = list(pattern.finditer(data))
-        found = _EXPORT_SPANS[1][name] = ([m.end() for m in matches], [Span(m.start(2), m.end(2)) for m in matches])
+        found = entry[1][name] = ([m.end() for m in matches], [Span(m.start(2), m.end(2)) for m in matches])
     return found
 
 
