@@ -317,7 +317,8 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             anchor: Span | None = None) -> ParsedArgs:
     """Resolve ``words`` against ``cat`` like ``parser.parse_args`` would, collecting findings."""
     findings: list[Finding] = []
-    classified = [_classify(cat, w, False) for w in words]
+    # (a word not starting with `-` is a value: most words, classified without a call)
+    classified = [_Classified("A", w) if (t := w.text) and t[0] != "-" else _classify(cat, w, False) for w in words]
     dashdash = next((k for k, c in enumerate(classified) if c.kind == "D"), None)
     if dashdash is not None:  # after `--` every word is a value
         classified[dashdash + 1:] = [_Classified("A", c.word) for c in classified[dashdash + 1:]]
