@@ -946,7 +946,8 @@ class _ShellView:
         if found is None:
             pattern = re.compile(rb"(?:^|[\s;])(?:export[ \t]+)?" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
             matches = list(pattern.finditer(self.doc.data))
-            found = self._assignments[name] = ([m.end() for m in matches], [Span(m.start(2), m.end(2)) for m in matches])
+            found = self._assignments[name] = ([m.end() for m in matches],
+                                               [Span(m.start(2), m.end(2)) for m in matches])
         ends, spans = found
         k = bisect.bisect_right(ends, before)
         return spans[k - 1] if k else None
