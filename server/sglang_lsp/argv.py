@@ -63,7 +63,7 @@ FOREIGN_FLAGS = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class FlagUse:
     option: Option
     spelling: str  # the full option string argparse matched (e.g. --tp-size for --tp)
@@ -320,13 +320,11 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             anchor: Span | None = None) -> ParsedArgs:
     """Resolve ``words`` against ``cat`` like ``parser.parse_args`` would, collecting findings."""
     findings: list[Finding] = []
-    classified: list[_Classified] = []
-    dashdash = False
-    for w in words:
-        c = _classify(cat, w, dashdash)
-        if c.kind == "D":
-            dashdash = True
-        classified.append(c)
+    # (a word not starting with `-` is a value: most words, classified without a call)
+    classified = [_Classified("A", w) if (t := w.text) and t[0] != "-" else _classify(cat, w, False) for w in words]
+    dashdash = next((k for k, c in enumerate(classified) if c.kind == "D"), None)
+    if dashdash is not None:  # after `--` every word is a value
+        classified[dashdash + 1:] = [_Classified("A", c.word) for c in classified[dashdash + 1:]]
 
     uses: list[FlagUse] = []
     values: dict[str, Any] = {}
@@ -461,11 +459,18 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
 
     # repeated flags, final values
     by_dest: dict[str, list[FlagUse]] = {}
+    repeated = False
     for use in uses:
-        by_dest.setdefault(use.option.dest, []).append(use)
+        dest = use.option.dest
+        group = by_dest.get(dest)
+        if group is None:
+            by_dest[dest] = [use]
+        else:
+            group.append(use)
+            repeated = True
         _apply(use, values)
-        explicit_dests.add(use.option.dest)
-    for dest, group in by_dest.items():
+    explicit_dests.update(by_dest)
+    for dest, group in by_dest.items() if repeated else ():
         if len(group) < 2 or group[-1].option.action in ("append", "append_const", "count") or dest == "config":
             continue
         last = group[-1]

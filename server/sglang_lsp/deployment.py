@@ -23,6 +23,7 @@ import bisect
 import functools
 import re
 import shlex
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -783,6 +784,7 @@ def _interpolations(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, 
 
 _SHELL_VIEWS: dict[tuple[str | None, str], "_ShellView"] = {}
 _SHELL_VIEWS_MAX = 8
+_SHELL_VIEWS_LOCK = threading.Lock()  # the language server's checker thread and its event loop both ask
 
 
 def _shell_view(path: str | None, text: str, doc: Document | None = None) -> _ShellView:
@@ -791,11 +793,13 @@ def _shell_view(path: str | None, text: str, doc: Document | None = None) -> _Sh
     key = (path, text)
     view = _SHELL_VIEWS.get(key)
     if view is None:
-        if len(_SHELL_VIEWS) >= _SHELL_VIEWS_MAX:
-            del _SHELL_VIEWS[next(iter(_SHELL_VIEWS))]
         if doc is None or doc.language != "shell" or doc.text is not text:
             doc = Document(text, path, "shell")
-        view = _SHELL_VIEWS[key] = _ShellView(doc)
+        view = _ShellView(doc)
+        with _SHELL_VIEWS_LOCK:
+            while len(_SHELL_VIEWS) >= _SHELL_VIEWS_MAX:
+                del _SHELL_VIEWS[next(iter(_SHELL_VIEWS))]
+            _SHELL_VIEWS[key] = view
     return view
 
 
@@ -814,7 +818,9 @@ class _ShellView:
         self.gres: list[tuple[str | None, Value]] = []
         self.per_node: tuple[Value, str] | None = None
         self._memo: dict[tuple, Placement] = {}  # (launch start, its visible-devices prefixes) → placement
-        for m in _GRES.finditer(doc.text):
+        self._assignments: dict[str, tuple[list[int], list[Span]]] = {}  # NAME → (match ends, value ranges)
+        # (the anchored pattern is tried at every line start: most scripts have no `#SBATCH` at all)
+        for m in _GRES.finditer(doc.text) if "#SBATCH" in doc.text else ():
             a = len(doc.text[: m.start("count")].encode("utf-8", "surrogateescape"))
             span = Span(a, a + len(m.group("count")))
             self.gres.append((m.group("type"), Value(m.group("count"), span)))
@@ -936,12 +942,17 @@ class _ShellView:
         return None
 
     def _assignment_span(self, name: str, before: int) -> Span | None:
-        """The value range of the last `NAME=value` written before byte ``before``."""
-        pattern = re.compile(rb"(?:^|[\s;])(?:export[ \t]+)?" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
-        found = None
-        for m in pattern.finditer(self.doc.data, 0, before):
-            found = Span(m.start(2), m.end(2))
-        return found
+        """The value range of the last `NAME=value` written before byte ``before`` (the script's
+        assignments of NAME are found in one pass: each launch asks)."""
+        found = self._assignments.get(name)
+        if found is None:
+            pattern = re.compile(rb"(?:^|[\s;])(?:export[ \t]+)?" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
+            matches = list(pattern.finditer(self.doc.data))
+            found = self._assignments[name] = ([m.end() for m in matches],
+                                               [Span(m.start(2), m.end(2)) for m in matches])
+        ends, spans = found
+        k = bisect.bisect_right(ends, before)
+        return spans[k - 1] if k else None
 
 
 def _shell_literal(raw: str) -> str | None:

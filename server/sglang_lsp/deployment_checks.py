@@ -10,6 +10,7 @@ flag value (or the YAML value) concerned, with the other side as related informa
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import os
 import re
@@ -110,17 +111,30 @@ def _script_env(doc: Document, inv: Invocation, where: Placement, tree: Any) -> 
     exported = exported_env(doc.data, inv.span.start, tree)
     for name in _VISIBLE:
         if exported.get(name) is not None:
-            pattern = re.compile(rb"\bexport[ \t]+" + name.encode() + rb"=([\"']?)([^\s\"';]*)\1")
-            last = None
-            at = doc.data.rfind(b"export", 0, inv.span.start)
-            while at != -1 and last is None:  # the last match before the launch, found from the end
-                last = pattern.match(doc.data, at, inv.span.start)
-                at = doc.data.rfind(b"export", 0, at)
-            if last is not None:
-                value = Value(exported[name] or "", Span(last.start(2), last.end(2)))
+            ends, spans = _export_spans(doc.data, name)
+            k = bisect.bisect_right(ends, inv.span.start)  # the last `export NAME=…` written before the launch
+            if k:
+                value = Value(exported[name] or "", spans[k - 1])
                 return dataclasses.replace(where, visible_devices=value, visible_name=name)
             return where
     return where
+
+
+_EXPORT_SPANS: list = [(None, {})]  # [(data, name → (match ends, value spans))]: the script being checked
+
+
+def _export_spans(data: bytes, name: str) -> tuple[list[int], list[Span]]:
+    """Every `export NAME=value` of a script in order: where each ends and its value's range,
+    found in one pass over the script (each launch asks for the last one before it)."""
+    entry = _EXPORT_SPANS[0]  # replaced whole, so a script's spans never land in another's
+    if entry[0] is not data:
+        entry = _EXPORT_SPANS[0] = (data, {})
+    found = entry[1].get(name)
+    if found is None:
+        pattern = re.compile(rb"\bexport[ \t]+" + name.encode() + rb"=([\"']?)([^\s\"';]*)\1")
+        matches = list(pattern.finditer(data))
+        found = entry[1][name] = ([m.end() for m in matches], [Span(m.start(2), m.end(2)) for m in matches])
+    return found
 
 
 def _finding(code: str, message: str, span: Span, **kw) -> Finding:

@@ -838,7 +838,8 @@ class _Plan:
         # what a launch can change: its flags (and given() of them), its variables, and the
         # auto-selections computed from them; the other names are fixed by the context
         self.flag_slots = tuple((i, name[5:]) for i, name in enumerate(self.names) if name.startswith("args."))
-        self.flag_slots += tuple((offset + k, name[5:]) for k, name in enumerate(self.given) if name.startswith("args."))
+        self.flag_slots += tuple((offset + k, name[5:]) for k, name in enumerate(self.given)
+                                 if name.startswith("args."))
         self.env_slots = tuple((i, name[4:]) for i, name in enumerate(self.names) if name.startswith("env."))
         self.effective_slots = tuple(i for i, name in enumerate(self.names) if name.startswith("effective."))
         self._unset: dict[tuple, _Unset] = {}
