@@ -4,6 +4,7 @@ of an edited document equals a check of its text from scratch."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 
@@ -228,3 +229,29 @@ def test_the_sourcing_scan_finds_what_the_regex_finds():
         assert shell_checks._sources_anything(data) == expected, data
         found += expected
     assert 300 < found < 19000  # both answers are common
+
+
+def test_the_server_rechecks_an_edit_from_the_previous_result():
+    """The language server's check of an edited version goes through the incremental path
+    (its scope state records the edit) and publishes what a check from scratch finds."""
+    from sglang_lsp.lsp.server import OpenDocument, SglangLanguageServer
+
+    server = SglangLanguageServer()
+    uri = "file:///tmp/inc/served.sh"
+    doc = OpenDocument(uri, "shellscript", open_snapshot(uri, 1, SCRIPT, "shellscript"))
+    server.docs[uri] = doc
+
+    async def edit_and_check():
+        await server._check(doc, doc.snap, server.generation, server.settings, False)
+        at = doc.snap.doc.text.index("--port 30002") + len("--port ")
+        line, col = doc.snap.doc.byte_to_lsp(at, "utf-16")
+        doc.snap = apply_changes(doc.snap, 2, [TextChange("4", (line, col + 4, line, col + 5))], "utf-16", "shellscript")
+        return await server._check(doc, doc.snap, server.generation, server.settings, False)
+
+    try:
+        result = asyncio.run(edit_and_check())
+    finally:
+        server.checker.shutdown(wait=True)
+    assert doc.reuse is not None and doc.reuse[0] is result and len(doc.reuse[1].steps) == 1
+    fresh = check_document(Document(doc.snap.doc.text, doc.snap.doc.path, "shell"), server.options_for(doc.snap.doc.path, server.settings))
+    _same(result, fresh)

@@ -135,15 +135,20 @@ def _common_ends(old: bytes, new: bytes) -> tuple[int, int]:
     return prefix, lo
 
 
-def _touching(children: list, start: int, end: int) -> tuple[int, int]:
-    """Index range ``[i, j)`` of the top-level nodes that overlap or touch ``[start, end]``."""
-    i = 0
-    while i < len(children) and children[i].end_byte < start:
-        i += 1
-    j = i
-    while j < len(children) and children[j].start_byte <= end:
+def _touching(node: Any, start: int, end: int) -> tuple[int, int]:
+    """Index range ``[i, j)`` of the children of ``node`` that overlap or touch ``[start, end]``
+    (binary search: a script's top level has thousands of children)."""
+    lo, hi = 0, node.child_count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if node.child(mid).end_byte < start:
+            lo = mid + 1
+        else:
+            hi = mid
+    j = lo
+    while j < node.child_count and node.child(j).start_byte <= end:
         j += 1
-    return i, j
+    return lo, j
 
 
 def _shell_recheck(doc: Document, options: Options, previous: Result, state: ScopeState,
@@ -174,7 +179,7 @@ def _shell_recheck(doc: Document, options: Options, previous: Result, state: Sco
         return None
     for r in old_tree.changed_ranges(tree):
         if r.start_byte < n_start or r.end_byte > n_stop:
-            return None  # the parse changed outside the changed statements
+            return None  # the parse changed outside the changed statements: all else is the same
     if not _assigns_nothing(old, old_nodes) or not _assigns_nothing(new, new_nodes):
         return None
     anchor = _anchor(state, path, n_start)
@@ -253,26 +258,26 @@ def _unit(old_root: Any, new_root: Any, start: int, old_end: int, new_end: int,
     old, new = old_root, new_root
     path: list = []
     while True:
-        old_children, new_children = old.children, new.children
-        oi, oj = _touching(old_children, start, old_end)
-        ni, nj = _touching(new_children, start, new_end)
+        oi, oj = _touching(old, start, old_end)
+        ni, nj = _touching(new, start, new_end)
         if oj - oi == 1 and nj - ni == 1:
-            a, b = old_children[oi], new_children[ni]
+            a, b = old.child(oi), new.child(ni)
             if a.type == b.type and a.type in _STATEMENT_LISTS and a.start_byte == b.start_byte < start \
                     and a.end_byte + delta == b.end_byte and old_end < a.end_byte:
                 old, new = a, b
                 path.append((b.type, b.start_byte))
                 continue
         break
-    if oi != ni or len(old_children) - oj != len(new_children) - nj:
+    if oi != ni or old.child_count - oj != new.child_count - nj:
         return None
-    for a, b in zip(old_children[:oi], new_children[:ni]):
-        if (a.type, a.start_byte, a.end_byte) != (b.type, b.start_byte, b.end_byte):
-            return None
-    for a, b in zip(old_children[oj:], new_children[nj:]):
-        if (a.type, a.start_byte + delta, a.end_byte + delta) != (b.type, b.start_byte, b.end_byte):
-            return None
-    return path, old_children[oi:oj], new_children[ni:nj]
+    # the neighbours are the same (the rest of the list is: changed_ranges, see the caller)
+    for i in (oi - 1, oj):
+        if 0 <= i < old.child_count:
+            a, b = old.child(i), new.child(i + nj - oj if i >= oj else i)
+            shift = delta if i >= oj else 0
+            if (a.type, a.start_byte + shift, a.end_byte + shift) != (b.type, b.start_byte, b.end_byte):
+                return None
+    return path, [old.child(i) for i in range(oi, oj)], [new.child(i) for i in range(ni, nj)]
 
 
 _EXPANSIONS = ("simple_expansion", "expansion")
