@@ -103,12 +103,16 @@ PIECES = [" --tp 4", "\n", " \\\n  --dtype half", "--port=1 ", "# c\n", '"', "$X
           "$(hostname)", "'", "\\", " &", "; ", "${base:-/m}", "--model-path ", "--prot 1 "]
 
 
+def _launch(inv) -> tuple:
+    words = inv.program + inv.args
+    return (inv.kind, [w.text for w in words], inv.span, [w.span for w in words],
+            [list(w.char_spans or ()) for w in words], [(w.quote, w.origin, w.known_prefix) for w in words],
+            inv.unassigned, inv.env, inv.open, inv.nested)
+
+
 def _same(incremental, fresh) -> None:
     assert _findings(incremental) == _findings(fresh)
-    assert [(i.kind, [w.text for w in i.args], i.span, [w.span for w in i.args], [list(w.char_spans or ()) for w in i.args],
-             i.unassigned, i.env, i.open, i.nested) for i in incremental.invocations] == \
-        [(i.kind, [w.text for w in i.args], i.span, [w.span for w in i.args], [list(w.char_spans or ()) for w in i.args],
-          i.unassigned, i.env, i.open, i.nested) for i in fresh.invocations]
+    assert [_launch(i) for i in incremental.invocations] == [_launch(i) for i in fresh.invocations]
     assert [[(u.spelling, u.word.span, u.flag_span, u.value_spans, u.converted) for u in p.uses]
             for p in incremental.parsed] == \
         [[(u.spelling, u.word.span, u.flag_span, u.value_spans, u.converted) for u in p.uses] for p in fresh.parsed]
@@ -149,7 +153,8 @@ def test_incremental_rechecks_equal_a_check_from_scratch(seed):
     undo = None
     for version in range(2, 90):
         doc = snap.doc
-        if undo is not None and (rng.random() < 0.7 or "sglang-lsp" in doc.text or done.result.tree.root_node.has_error):
+        if undo is not None and (rng.random() < 0.7 or "sglang-lsp" in doc.text
+                                 or done.result.tree.root_node.has_error):
             (a, b), new = undo, undo_text
             undo = None
         else:
@@ -245,7 +250,8 @@ def test_the_server_rechecks_an_edit_from_the_previous_result():
         await server._check(doc, doc.snap, server.generation, server.settings, False)
         at = doc.snap.doc.text.index("--port 30002") + len("--port ")
         line, col = doc.snap.doc.byte_to_lsp(at, "utf-16")
-        doc.snap = apply_changes(doc.snap, 2, [TextChange("4", (line, col + 4, line, col + 5))], "utf-16", "shellscript")
+        change = TextChange("4", (line, col + 4, line, col + 5))
+        doc.snap = apply_changes(doc.snap, 2, [change], "utf-16", "shellscript")
         return await server._check(doc, doc.snap, server.generation, server.settings, False)
 
     try:
@@ -253,5 +259,6 @@ def test_the_server_rechecks_an_edit_from_the_previous_result():
     finally:
         server.checker.shutdown(wait=True)
     assert doc.reuse is not None and doc.reuse[0] is result and len(doc.reuse[1].steps) == 1
-    fresh = check_document(Document(doc.snap.doc.text, doc.snap.doc.path, "shell"), server.options_for(doc.snap.doc.path, server.settings))
+    options = server.options_for(doc.snap.doc.path, server.settings)
+    fresh = check_document(Document(doc.snap.doc.text, doc.snap.doc.path, "shell"), options)
     _same(result, fresh)

@@ -3,9 +3,10 @@ language server's incremental path. The result is always that of
 :func:`sglang_lsp.engine.check_document` on the new text; when that cannot be shown to hold
 for a shortcut, the document is checked from scratch.
 
-The shortcut (shell scripts): the text that changed lies within top-level statements that,
-before and after the edit, give no variable a value (no assignment, ``for`` variable, ``read``,
-``source``/``.``/``eval``) and contain no here-document. Then
+The shortcut (shell scripts): the text that changed lies within statements of one statement
+list (the script's top level, a loop's or function's body …) that, before and after the edit,
+give no variable a value (no assignment, ``for`` variable, ``read``, ``source``/``.``/``eval``).
+Then
 
 * the other statements are the same text, parsed the same (tree-sitter's ``changed_ranges``
   lies within the changed statements), and the variables every launch sees are the same: their
@@ -19,8 +20,9 @@ before and after the edit, give no variable a value (no assignment, ``for`` vari
   placeholders, deployment checks, suppressions and rule selection) run as in a full check.
 
 Not taken (full check): YAML, a file with ``sglang-lsp:`` comments (directives, suppressions),
-a here-document anywhere, a ``--config`` file read from disk, an ``sh -c`` launch or array
-expansion in the changed statements, and parse errors there that parse differently on their own.
+a here-document anywhere, a ``--config`` file read from disk, syntax errors, an ``sh -c``
+launch, a known array expanded or a variable read under deep ``${…}`` nesting in the changed
+statements, and changed statements that parse differently on their own.
 """
 
 from __future__ import annotations
@@ -89,26 +91,28 @@ def recheck(doc: Document, options: Options, previous: Result | None, state: Sco
     """The check of ``doc``: :func:`check_document`'s result, reusing ``previous`` (the result
     of an earlier version of the same document, with the same options) where that is safe.
     ``old_tree``: the previous tree edited to ``doc``'s text (see check_document)."""
-    tree = None
-    if old_tree is not None and doc.language == "shell":
-        tree = queries.parser("bash").parse(doc.data, old_tree)
-        if tree.root_node.has_error:
-            # tree-sitter-bash's error recovery can come out differently when it re-parses
-            # than when it parses the text afresh (tests/test_lsp_incremental.py finds such
-            # edits): a text with syntax errors is parsed afresh
-            tree = old_tree = None
-    if previous is not None and state is not None and tree is not None:
+    if previous is not None and state is not None and old_tree is not None:
         try:
-            done = _shell_recheck(doc, options, previous, state, old_tree, tree)
+            done = _shell_recheck(doc, options, previous, state, old_tree)
         except Exception:  # pragma: no cover - defensive: the full check is always right
             log.exception("incremental re-check of %s failed; checking from scratch", doc.path)
             done = None
-        if done is not None:
+        if done is _SYNTAX_ERRORS:
+            old_tree = None
+        elif done is not None:
             result, step = done
             return Recheck(result, ScopeState(state.scope, state.root, [*state.steps, step]), True)
     result = check_document(doc, options, old_tree=old_tree)
+    if old_tree is not None and result.tree is not None and result.tree.root_node.has_error:
+        result = check_document(doc, options)  # see _SYNTAX_ERRORS
     new_state = ScopeState(result.scope, result.tree.root_node) if result.scope is not None and result.tree else None
     return Recheck(result, new_state, False)
+
+
+# tree-sitter-bash's error recovery can come out differently when it re-parses a text than when
+# it parses it afresh (tests/test_lsp_incremental.py finds such edits), and the result must be
+# that of a fresh check: a text whose re-parse has syntax errors is parsed afresh
+_SYNTAX_ERRORS: Any = object()
 
 
 # ---------------------------------------------------------------------------------------
@@ -152,8 +156,9 @@ def _touching(node: Any, start: int, end: int) -> tuple[int, int]:
 
 
 def _shell_recheck(doc: Document, options: Options, previous: Result, state: ScopeState,
-                   old_tree: Any, tree: Any) -> tuple[Result, tuple[int, int, int]] | None:
-    """The new result and the step to record, or ``None``: check from scratch."""
+                   old_tree: Any) -> tuple[Result, tuple[int, int, int]] | Any | None:
+    """The new result and the step to record, or ``None`` (or ``_SYNTAX_ERRORS``): check from
+    scratch."""
     old_doc = previous.document
     if doc.language != "shell" or old_doc.language != "shell" or previous.options != options \
             or previous.errors or previous.documents or previous.tree is None or old_tree is None \
@@ -162,6 +167,9 @@ def _shell_recheck(doc: Document, options: Options, previous: Result, state: Sco
     old, new = old_doc.data, doc.data
     if b"sglang-lsp:" in old or b"sglang-lsp:" in new or b"<<" in old or b"<<" in new:
         return None  # directives and suppressions, here-documents: read from the whole file
+    tree = queries.parser("bash").parse(new, old_tree)
+    if tree.root_node.has_error:
+        return _SYNTAX_ERRORS
     prefix, suffix = _common_ends(old, new)
     delta = len(new) - len(old)
     old_end, new_end = len(old) - suffix, len(new) - suffix
@@ -237,9 +245,16 @@ def _anchor(state: ScopeState, path: list, offset: int) -> Any:
         at = state.to_scope_offset(start)
         node = next((c for c in node.children if c.start_byte == at and c.type == type_), None)
         if node is None:
-            return None
+            return None  # the list was changed since the scope's tree: not the same list
     at = state.to_scope_offset(offset)
-    return next((c for c in node.children if c.start_byte >= at), None)
+    lo, hi = 0, node.child_count
+    while lo < hi:  # the first child starting at or after ``at``
+        mid = (lo + hi) // 2
+        if node.child(mid).start_byte < at:
+            lo = mid + 1
+        else:
+            hi = mid
+    return node.child(lo) if lo < node.child_count else None
 
 
 # statement lists an edit is followed into (a command, or a redirected one, is where it stops:
@@ -307,7 +322,8 @@ def _references(nodes: list, data: bytes) -> tuple[dict[str, int], set[str]] | N
     return names, arrays
 
 
-def _outer_env(state: ScopeState, anchor: Any, names: dict[str, int], arrays: set[str]) -> dict[str, Word | None] | None:
+def _outer_env(state: ScopeState, anchor: Any, names: dict[str, int],
+               arrays: set[str]) -> dict[str, Word | None] | None:
     """What each variable holds at ``anchor``, in the form extraction takes for the variables
     of an enclosing script (``None``: unknown), its characters' offsets those of the current
     text; ``None`` when that form cannot say it."""
@@ -378,6 +394,7 @@ class _Shifter:
     def __init__(self, start: int, stop: int, delta: int):
         self.start, self.stop, self.delta = start, stop, delta
         self.findings: dict[int, Finding] = {}
+        self.words: dict[int, Word] = {}  # a parse's words are its launch's: moved once, still shared
 
     def offset(self, x: int) -> int:
         if x >= self.stop:
@@ -407,10 +424,13 @@ class _Shifter:
         return [(offset(a), offset(b)) for a, b in spans]
 
     def word(self, w: Word) -> Word:
-        moved = object.__new__(Word)
-        moved.__dict__.update(w.__dict__)
-        moved.span = self.span(w.span)
-        moved.char_spans = self.char_spans(w.char_spans)
+        moved = self.words.get(id(w))
+        if moved is None:
+            moved = object.__new__(Word)
+            moved.__dict__.update(w.__dict__)
+            moved.span = self.span(w.span)
+            moved.char_spans = self.char_spans(w.char_spans)
+            self.words[id(w)] = moved
         return moved
 
     def invocation(self, inv: Invocation) -> Invocation:
@@ -444,7 +464,8 @@ class _Shifter:
         return moved
 
     def parsed(self, p: ParsedArgs) -> ParsedArgs:
-        return dataclasses.replace(p, uses=[self.use(u) for u in p.uses], findings=[self.finding(f) for f in p.findings])
+        return dataclasses.replace(p, uses=[self.use(u) for u in p.uses],
+                                   findings=[self.finding(f) for f in p.findings])
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """``sglang-lsp serve``: the language server, a thin pygls adapter over the engine.
 
 Every handler has the same shape: find the open document, get the check result for its
-current version (the same :func:`sglang_lsp.engine.check_document` the CLI calls, or
-:func:`sglang_lsp.incremental.recheck`, which gives the same result reusing the latest check of
-the document where that is safe), call one pure feature function, return. Checks run on one worker thread so that the event loop keeps
-reading messages while a large file is checked:
+current version (the same :func:`sglang_lsp.engine.check_document` the CLI calls, through
+:func:`sglang_lsp.incremental.recheck`, which gives the same result reusing the document's
+latest check where that is safe), call one pure feature function, return. Checks run on one
+worker thread so that the event loop keeps reading messages while a large file is checked:
 
 * a change is applied at once (its tree-sitter tree edited, see :mod:`.documents`) and a
   check is scheduled after a short debounce; a burst of changes cancels the timer each time,
