@@ -23,6 +23,10 @@ Not taken (full check): YAML, a file with ``sglang-lsp:`` comments (directives, 
 a here-document anywhere, a ``--config`` file read from disk, syntax errors, an ``sh -c``
 launch, a known array expanded or a variable read under deep ``${…}`` nesting in the changed
 statements, and changed statements that parse differently on their own.
+
+What the text is checked against stays as the previous check read it: a reused launch's model
+``config.json`` is not read again (as an unedited document is not re-checked when such a file
+changes on disk); a ``--config`` file, which the server watches, always means a full check.
 """
 
 from __future__ import annotations
