@@ -203,9 +203,9 @@ def _shell_recheck(doc: Document, options: Options, previous: Result, state: Sco
 
     before = [inv for inv in previous.invocations if inv.span.end <= o_start]
     after = [inv for inv in previous.invocations if inv.span.start >= o_stop]
-    if len(before) + len(after) + sum(1 for inv in previous.invocations if o_start <= inv.span.start < o_stop) \
-            != len(previous.invocations):
-        return None
+    inside = [inv for inv in previous.invocations if o_start <= inv.span.start < o_stop]
+    if len(before) + len(inside) + len(after) != len(previous.invocations):
+        return None  # a launch across the stretch's edge
     shifter = _Shifter(o_start, o_stop, delta)
     reused: dict[int, Invocation] = {}  # id(invocation of the new text) → the same launch before
     invocations: list[Invocation] = []
@@ -225,7 +225,7 @@ def _shell_recheck(doc: Document, options: Options, previous: Result, state: Sco
 
 
 def _assigns_nothing(data: bytes, nodes: list) -> bool:
-    """Whether these top-level statements give no variable a value the scope would record
+    """Whether these statements give no variable a value the scope would record
     (a command's prefix ``X=1 cmd`` only sets its environment: allowed)."""
     for node in nodes:
         for _, caps in queries.matches("bash", "script", node):
@@ -302,7 +302,7 @@ def _unit(old_root: Any, new_root: Any, start: int, old_end: int, new_end: int,
 _EXPANSIONS = ("simple_expansion", "expansion")
 
 
-def _references(nodes: list, data: bytes) -> tuple[dict[str, int], set[str]] | None:
+def _references(nodes: list, data: bytes) -> tuple[dict[str, int], set[str]]:
     """Variables the statements expand: name → deepest nesting of ``${…}`` operands it is read
     at, and the names expanded as whole arrays (``${A[@]}``)."""
     names: dict[str, int] = {}
@@ -367,8 +367,7 @@ def _extract_stretch(doc: Document, nodes: list, start: int, stop: int, state: S
     """The launches in ``[start, stop)`` of the new text, extracted on their own (a source
     whose offsets map to the file's) with the variables the scope gives them; ``None`` when
     that would not be what the whole file's extraction gives."""
-    found = _references(nodes, doc.data)
-    env = _outer_env(state, anchor, *found) if found is not None else None
+    env = _outer_env(state, anchor, *_references(nodes, doc.data))
     if env is None:
         return None
     source = Source(doc.data[start:stop], None, list(range(start, stop + 1)), [*range(start + 1, stop + 1), stop])
