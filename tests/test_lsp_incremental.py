@@ -265,3 +265,22 @@ def test_the_server_rechecks_an_edit_from_the_previous_result():
     options = server.options_for(doc.snap.doc.path, server.settings)
     fresh = check_document(Document(doc.snap.doc.text, doc.snap.doc.path, "shell"), options)
     _same(result, fresh)
+
+
+def test_a_launch_is_checked_again_when_what_the_file_says_about_its_gpu_changes():
+    """Editing the `#SBATCH --gres` comment changes no launch, but the GPU inferred for every
+    launch: their checks are not reused (here an FP4 KV cache is refused on the AMD GPU)."""
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:h100:8\n"
+            "python3 -m sglang.launch_server --model-path m --tp-size 8 --kv-cache-dtype fp4_mx_block16 --port 30000\n"
+            "python3 -m sglang.launch_server --model-path m --tp-size 8 --port 30001\n")
+    options = Options()
+    snap = open_snapshot("file:///tmp/inc/job.sbatch", 1, text, "shellscript")
+    first = recheck(snap.doc, options, None, None)
+    snap = with_tree(snap, first.result.tree, "shell")
+    line, col = snap.doc.byte_to_lsp(text.index("h100"), "utf-16")
+    snap = apply_changes(snap, 2, [TextChange("mi300x", (line, col, line, col + 4))], "utf-16", "shellscript")
+    second = recheck(snap.doc, options, first.result, first.state, old_tree=snap.tree)
+    assert second.incremental
+    fresh = check_document(Document(snap.doc.text, snap.doc.path, "shell"), options)
+    assert "SGL117" in [f.code for f in fresh.findings]
+    _same(second.result, fresh)
