@@ -3,9 +3,10 @@ language server's incremental path. The result is always that of
 :func:`sglang_lsp.engine.check_document` on the new text; when that cannot be shown to hold
 for a shortcut, the document is checked from scratch.
 
-The shortcut (shell scripts): the text that changed lies within top-level statements that,
-before and after the edit, give no variable a value (no assignment, ``for`` variable, ``read``,
-``source``/``.``/``eval``) and contain no here-document. Then
+The shortcut (shell scripts): the text that changed lies within statements of one statement
+list (the script's top level, a loop's or function's body …) that, before and after the edit,
+give no variable a value (no assignment, ``for`` variable, ``read``, ``source``/``.``/``eval``).
+Then
 
 * the other statements are the same text, parsed the same (tree-sitter's ``changed_ranges``
   lies within the changed statements), and the variables every launch sees are the same: their
@@ -19,8 +20,13 @@ before and after the edit, give no variable a value (no assignment, ``for`` vari
   placeholders, deployment checks, suppressions and rule selection) run as in a full check.
 
 Not taken (full check): YAML, a file with ``sglang-lsp:`` comments (directives, suppressions),
-a here-document anywhere, a ``--config`` file read from disk, an ``sh -c`` launch or array
-expansion in the changed statements, and parse errors there that parse differently on their own.
+a here-document anywhere, a ``--config`` file read from disk, syntax errors, an ``sh -c``
+launch, a known array expanded or a variable read under deep ``${…}`` nesting in the changed
+statements, and changed statements that parse differently on their own.
+
+What the text is checked against stays as the previous check read it: a reused launch's model
+``config.json`` is not read again (as an unedited document is not re-checked when such a file
+changes on disk); a ``--config`` file, which the server watches, always means a full check.
 """
 
 from __future__ import annotations
@@ -89,26 +95,28 @@ def recheck(doc: Document, options: Options, previous: Result | None, state: Sco
     """The check of ``doc``: :func:`check_document`'s result, reusing ``previous`` (the result
     of an earlier version of the same document, with the same options) where that is safe.
     ``old_tree``: the previous tree edited to ``doc``'s text (see check_document)."""
-    tree = None
-    if old_tree is not None and doc.language == "shell":
-        tree = queries.parser("bash").parse(doc.data, old_tree)
-        if tree.root_node.has_error:
-            # tree-sitter-bash's error recovery can come out differently when it re-parses
-            # than when it parses the text afresh (tests/test_lsp_incremental.py finds such
-            # edits): a text with syntax errors is parsed afresh
-            tree = old_tree = None
-    if previous is not None and state is not None and tree is not None:
+    if previous is not None and state is not None and old_tree is not None:
         try:
-            done = _shell_recheck(doc, options, previous, state, old_tree, tree)
+            done = _shell_recheck(doc, options, previous, state, old_tree)
         except Exception:  # pragma: no cover - defensive: the full check is always right
             log.exception("incremental re-check of %s failed; checking from scratch", doc.path)
             done = None
-        if done is not None:
+        if done is _SYNTAX_ERRORS:
+            old_tree = None
+        elif done is not None:
             result, step = done
             return Recheck(result, ScopeState(state.scope, state.root, [*state.steps, step]), True)
     result = check_document(doc, options, old_tree=old_tree)
+    if old_tree is not None and result.tree is not None and result.tree.root_node.has_error:
+        result = check_document(doc, options)  # see _SYNTAX_ERRORS
     new_state = ScopeState(result.scope, result.tree.root_node) if result.scope is not None and result.tree else None
     return Recheck(result, new_state, False)
+
+
+# tree-sitter-bash's error recovery can come out differently when it re-parses a text than when
+# it parses it afresh (tests/test_lsp_incremental.py finds such edits), and the result must be
+# that of a fresh check: a text whose re-parse has syntax errors is parsed afresh
+_SYNTAX_ERRORS: Any = object()
 
 
 # ---------------------------------------------------------------------------------------
@@ -135,20 +143,26 @@ def _common_ends(old: bytes, new: bytes) -> tuple[int, int]:
     return prefix, lo
 
 
-def _touching(children: list, start: int, end: int) -> tuple[int, int]:
-    """Index range ``[i, j)`` of the top-level nodes that overlap or touch ``[start, end]``."""
-    i = 0
-    while i < len(children) and children[i].end_byte < start:
-        i += 1
-    j = i
-    while j < len(children) and children[j].start_byte <= end:
+def _touching(node: Any, start: int, end: int) -> tuple[int, int]:
+    """Index range ``[i, j)`` of the children of ``node`` that overlap or touch ``[start, end]``
+    (binary search: a script's top level has thousands of children)."""
+    lo, hi = 0, node.child_count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if node.child(mid).end_byte < start:
+            lo = mid + 1
+        else:
+            hi = mid
+    j = lo
+    while j < node.child_count and node.child(j).start_byte <= end:
         j += 1
-    return i, j
+    return lo, j
 
 
 def _shell_recheck(doc: Document, options: Options, previous: Result, state: ScopeState,
-                   old_tree: Any, tree: Any) -> tuple[Result, tuple[int, int, int]] | None:
-    """The new result and the step to record, or ``None``: check from scratch."""
+                   old_tree: Any) -> tuple[Result, tuple[int, int, int]] | Any | None:
+    """The new result and the step to record, or ``None`` (or ``_SYNTAX_ERRORS``): check from
+    scratch."""
     old_doc = previous.document
     if doc.language != "shell" or old_doc.language != "shell" or previous.options != options \
             or previous.errors or previous.documents or previous.tree is None or old_tree is None \
@@ -157,6 +171,9 @@ def _shell_recheck(doc: Document, options: Options, previous: Result, state: Sco
     old, new = old_doc.data, doc.data
     if b"sglang-lsp:" in old or b"sglang-lsp:" in new or b"<<" in old or b"<<" in new:
         return None  # directives and suppressions, here-documents: read from the whole file
+    tree = queries.parser("bash").parse(new, old_tree)
+    if tree.root_node.has_error:
+        return _SYNTAX_ERRORS
     prefix, suffix = _common_ends(old, new)
     delta = len(new) - len(old)
     old_end, new_end = len(old) - suffix, len(new) - suffix
@@ -174,7 +191,7 @@ def _shell_recheck(doc: Document, options: Options, previous: Result, state: Sco
         return None
     for r in old_tree.changed_ranges(tree):
         if r.start_byte < n_start or r.end_byte > n_stop:
-            return None  # the parse changed outside the changed statements
+            return None  # the parse changed outside the changed statements: all else is the same
     if not _assigns_nothing(old, old_nodes) or not _assigns_nothing(new, new_nodes):
         return None
     anchor = _anchor(state, path, n_start)
@@ -186,9 +203,9 @@ def _shell_recheck(doc: Document, options: Options, previous: Result, state: Sco
 
     before = [inv for inv in previous.invocations if inv.span.end <= o_start]
     after = [inv for inv in previous.invocations if inv.span.start >= o_stop]
-    if len(before) + len(after) + sum(1 for inv in previous.invocations if o_start <= inv.span.start < o_stop) \
-            != len(previous.invocations):
-        return None
+    inside = [inv for inv in previous.invocations if o_start <= inv.span.start < o_stop]
+    if len(before) + len(inside) + len(after) != len(previous.invocations):
+        return None  # a launch across the stretch's edge
     shifter = _Shifter(o_start, o_stop, delta)
     reused: dict[int, Invocation] = {}  # id(invocation of the new text) → the same launch before
     invocations: list[Invocation] = []
@@ -208,7 +225,7 @@ def _shell_recheck(doc: Document, options: Options, previous: Result, state: Sco
 
 
 def _assigns_nothing(data: bytes, nodes: list) -> bool:
-    """Whether these top-level statements give no variable a value the scope would record
+    """Whether these statements give no variable a value the scope would record
     (a command's prefix ``X=1 cmd`` only sets its environment: allowed)."""
     for node in nodes:
         for _, caps in queries.matches("bash", "script", node):
@@ -232,9 +249,16 @@ def _anchor(state: ScopeState, path: list, offset: int) -> Any:
         at = state.to_scope_offset(start)
         node = next((c for c in node.children if c.start_byte == at and c.type == type_), None)
         if node is None:
-            return None
+            return None  # the list was changed since the scope's tree: not the same list
     at = state.to_scope_offset(offset)
-    return next((c for c in node.children if c.start_byte >= at), None)
+    lo, hi = 0, node.child_count
+    while lo < hi:  # the first child starting at or after ``at``
+        mid = (lo + hi) // 2
+        if node.child(mid).start_byte < at:
+            lo = mid + 1
+        else:
+            hi = mid
+    return node.child(lo) if lo < node.child_count else None
 
 
 # statement lists an edit is followed into (a command, or a redirected one, is where it stops:
@@ -253,32 +277,32 @@ def _unit(old_root: Any, new_root: Any, start: int, old_end: int, new_end: int,
     old, new = old_root, new_root
     path: list = []
     while True:
-        old_children, new_children = old.children, new.children
-        oi, oj = _touching(old_children, start, old_end)
-        ni, nj = _touching(new_children, start, new_end)
+        oi, oj = _touching(old, start, old_end)
+        ni, nj = _touching(new, start, new_end)
         if oj - oi == 1 and nj - ni == 1:
-            a, b = old_children[oi], new_children[ni]
+            a, b = old.child(oi), new.child(ni)
             if a.type == b.type and a.type in _STATEMENT_LISTS and a.start_byte == b.start_byte < start \
                     and a.end_byte + delta == b.end_byte and old_end < a.end_byte:
                 old, new = a, b
                 path.append((b.type, b.start_byte))
                 continue
         break
-    if oi != ni or len(old_children) - oj != len(new_children) - nj:
+    if oi != ni or old.child_count - oj != new.child_count - nj:
         return None
-    for a, b in zip(old_children[:oi], new_children[:ni]):
-        if (a.type, a.start_byte, a.end_byte) != (b.type, b.start_byte, b.end_byte):
-            return None
-    for a, b in zip(old_children[oj:], new_children[nj:]):
-        if (a.type, a.start_byte + delta, a.end_byte + delta) != (b.type, b.start_byte, b.end_byte):
-            return None
-    return path, old_children[oi:oj], new_children[ni:nj]
+    # the neighbours are the same (the rest of the list is: changed_ranges, see the caller)
+    for i in (oi - 1, oj):
+        if 0 <= i < old.child_count:
+            a, b = old.child(i), new.child(i + nj - oj if i >= oj else i)
+            shift = delta if i >= oj else 0
+            if (a.type, a.start_byte + shift, a.end_byte + shift) != (b.type, b.start_byte, b.end_byte):
+                return None
+    return path, [old.child(i) for i in range(oi, oj)], [new.child(i) for i in range(ni, nj)]
 
 
 _EXPANSIONS = ("simple_expansion", "expansion")
 
 
-def _references(nodes: list, data: bytes) -> tuple[dict[str, int], set[str]] | None:
+def _references(nodes: list, data: bytes) -> tuple[dict[str, int], set[str]]:
     """Variables the statements expand: name → deepest nesting of ``${…}`` operands it is read
     at, and the names expanded as whole arrays (``${A[@]}``)."""
     names: dict[str, int] = {}
@@ -302,7 +326,8 @@ def _references(nodes: list, data: bytes) -> tuple[dict[str, int], set[str]] | N
     return names, arrays
 
 
-def _outer_env(state: ScopeState, anchor: Any, names: dict[str, int], arrays: set[str]) -> dict[str, Word | None] | None:
+def _outer_env(state: ScopeState, anchor: Any, names: dict[str, int],
+               arrays: set[str]) -> dict[str, Word | None] | None:
     """What each variable holds at ``anchor``, in the form extraction takes for the variables
     of an enclosing script (``None``: unknown), its characters' offsets those of the current
     text; ``None`` when that form cannot say it."""
@@ -342,8 +367,7 @@ def _extract_stretch(doc: Document, nodes: list, start: int, stop: int, state: S
     """The launches in ``[start, stop)`` of the new text, extracted on their own (a source
     whose offsets map to the file's) with the variables the scope gives them; ``None`` when
     that would not be what the whole file's extraction gives."""
-    found = _references(nodes, doc.data)
-    env = _outer_env(state, anchor, *found) if found is not None else None
+    env = _outer_env(state, anchor, *_references(nodes, doc.data))
     if env is None:
         return None
     source = Source(doc.data[start:stop], None, list(range(start, stop + 1)), [*range(start + 1, stop + 1), stop])
@@ -373,6 +397,7 @@ class _Shifter:
     def __init__(self, start: int, stop: int, delta: int):
         self.start, self.stop, self.delta = start, stop, delta
         self.findings: dict[int, Finding] = {}
+        self.words: dict[int, Word] = {}  # a parse's words are its launch's: moved once, still shared
 
     def offset(self, x: int) -> int:
         if x >= self.stop:
@@ -402,10 +427,13 @@ class _Shifter:
         return [(offset(a), offset(b)) for a, b in spans]
 
     def word(self, w: Word) -> Word:
-        moved = object.__new__(Word)
-        moved.__dict__.update(w.__dict__)
-        moved.span = self.span(w.span)
-        moved.char_spans = self.char_spans(w.char_spans)
+        moved = self.words.get(id(w))
+        if moved is None:
+            moved = object.__new__(Word)
+            moved.__dict__.update(w.__dict__)
+            moved.span = self.span(w.span)
+            moved.char_spans = self.char_spans(w.char_spans)
+            self.words[id(w)] = moved
         return moved
 
     def invocation(self, inv: Invocation) -> Invocation:
@@ -439,7 +467,8 @@ class _Shifter:
         return moved
 
     def parsed(self, p: ParsedArgs) -> ParsedArgs:
-        return dataclasses.replace(p, uses=[self.use(u) for u in p.uses], findings=[self.finding(f) for f in p.findings])
+        return dataclasses.replace(p, uses=[self.use(u) for u in p.uses],
+                                   findings=[self.finding(f) for f in p.findings])
 
 
 # ---------------------------------------------------------------------------------------

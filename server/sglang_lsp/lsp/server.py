@@ -1,10 +1,10 @@
 """``sglang-lsp serve``: the language server, a thin pygls adapter over the engine.
 
 Every handler has the same shape: find the open document, get the check result for its
-current version (the same :func:`sglang_lsp.engine.check_document` the CLI calls, or
-:func:`sglang_lsp.incremental.recheck`, which gives the same result reusing the latest check of
-the document where that is safe), call one pure feature function, return. Checks run on one worker thread so that the event loop keeps
-reading messages while a large file is checked:
+current version (the same :func:`sglang_lsp.engine.check_document` the CLI calls, through
+:func:`sglang_lsp.incremental.recheck`, which gives the same result reusing the document's
+latest check where that is safe), call one pure feature function, return. Checks run on one
+worker thread so that the event loop keeps reading messages while a large file is checked:
 
 * a change is applied at once (its tree-sitter tree edited, see :mod:`.documents`) and a
   check is scheduled after a short debounce; a burst of changes cancels the timer each time,
@@ -198,10 +198,10 @@ class SglangLanguageServer(LanguageServer):
         old_tree = snap.tree if snap.tree_language == snap.language else None
         started = time.perf_counter()
         options = self.options_for(snap.doc.path, settings)
-        previous, state = doc.reuse if doc.reuse is not None and old_tree is not None else (None, None)
+        previous, previous_state = doc.reuse if doc.reuse is not None and old_tree is not None else (None, None)
         incremental, state = False, None
         try:
-            done = recheck(snap.doc, options, previous, state, old_tree=old_tree)
+            done = recheck(snap.doc, options, previous, previous_state, old_tree=old_tree)
             result, incremental, state = done.result, done.incremental, done.state
         except Exception as exc:
             log.exception("check of %s failed", doc.uri)
@@ -259,9 +259,9 @@ class SglangLanguageServer(LanguageServer):
         current = self.docs.get(doc.uri) is doc and doc.snap.version == snap.version
         if current and generation == self.generation:
             doc.result, doc.result_key = result, (snap.version, generation)
-            doc.reuse = (result, state)
             if result.tree is not None and doc.snap is snap:
                 doc.snap = with_tree(snap, result.tree, snap.language)  # same text: keep the fresh tree
+                doc.reuse = (result, state)  # the result whose tree the next edits are applied to
             for error in result.errors:
                 log.error("%s: %s", doc.uri, error)
                 self.window_log_message(types.LogMessageParams(type=types.MessageType.Error,
