@@ -233,3 +233,27 @@ def test_non_ascii_before_flag():
     assert src(doc, bogus) == "--bogus-é"
     assert doc.byte_to_linecol(bogus.span.start) == (3, text.split("\n")[2].index("--bogus") + 1)
     assert inv.args[1].text == "/models/é"
+
+
+def test_sourcing_scan_agrees_with_its_regex():
+    """SGL062 stays silent in a script that sources, `.`-includes or evals anything; the scan
+    that decides it (word first, then what precedes it on its line) says the same as the plain
+    regex it replaces, on generated lines built from the pieces that matter."""
+    import random
+    import re
+
+    from sglang_lsp.shell_checks import _sources_or_evals
+
+    regex = re.compile(rb"(?m)(?:^|[;&|({]|\bthen\b|\bdo\b)[ \t]*(?:source|\.|eval)[ \t]")
+    pieces = [b"source", b".", b"eval", b" ", b"\t", b"\n", b"\r", b";", b"&", b"|", b"(", b"{", b"then",
+              b"do", b"x", b"_", b"9", b"-", b"#", b"\xc3\xa9", b"done", b"then.", b"sources", b"/"]
+    rng = random.Random(62)
+    texts = [b"", b"source a", b". ./env.sh", b"if x; then . a; fi", b"undo . a", b"do.  a", b"x=1 source a",
+             b"echo e.g. this", b"eval \"$X\"", b"  eval\tx", b"(source a)", b"{ . a; }", b"cmd && . a"]
+    texts += [b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 10))) for _ in range(20000)]
+    hits = 0
+    for text in texts:
+        expected = regex.search(text) is not None
+        assert _sources_or_evals(text) == expected, text
+        hits += expected
+    assert 0 < hits < len(texts)
