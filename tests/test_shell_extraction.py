@@ -257,3 +257,46 @@ def test_sourcing_scan_agrees_with_its_regex():
         assert _sources_or_evals(text) == expected, text
         hits += expected
     assert 0 < hits < len(texts)
+
+
+def _whole_file_captures(root):
+    from sglang_lsp import queries
+
+    commands, assignments, loops = [], [], []
+    for _, caps in queries.matches("bash", "script", root):
+        if "command" in caps:
+            commands.append((caps["command"][0].byte_range, caps["command.name"][0].byte_range))
+        elif "assignment" in caps:
+            assignments.append(caps["assignment"][0].byte_range)
+        elif "clobber.name" in caps:
+            loops.append(caps["clobber.name"][0].byte_range)
+    return sorted(commands), sorted(assignments), sorted(loops)
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "A=1 B=2 python -m sglang.launch_server --tp 2\nX=$(hostname -i) python3 -m sglang.launch_server --port 1\n",
+        "python -m sglang.launch_server --model-path \"$(cat m.txt)\" --tp `nproc`\necho done\n",
+        "cat > c.yaml <<EOF\nport: $(echo 1)\nEOF\npython -m sglang.launch_server --config c.yaml\n",
+        "for tp in 1 2; do python -m sglang.launch_server --tp $tp; done\nARGS=(--tp 2)\nA[1]=x\n",
+        "set -e\n;; esac\nnohup python -m sglang.launch_server --tp 2 > log 2>&1 &\n; fi\nX=1\n",
+        "if true; then Y=2 python -m sglang.launch_server; fi\ncmd <(ls) >(cat)\n{ a; b; }\n(sub)\n",
+    ],
+)
+def test_pass_captures_what_the_query_captures_over_the_whole_file(script):
+    """_Pass reads plain top-level commands itself and queries only the rest of the file: it
+    must capture exactly what one query over the whole tree captures, each node once (error
+    recovery leaves empty commands between statements, where two query ranges touch)."""
+    from sglang_lsp import queries
+    from sglang_lsp.shell import _Pass
+
+    data = script.encode()
+    root = queries.parser("bash").parse(data).root_node
+    got = _Pass(root, data)
+    assert (
+        sorted((c.byte_range, n.byte_range) for c, n in got.commands),
+        sorted(n.byte_range for n in got.assignments),
+        sorted(n.byte_range for n in got.for_variables),
+    ) == _whole_file_captures(root)
+    assert [c.start_byte for c, _ in got.commands] == sorted(c.start_byte for c, _ in got.commands)

@@ -592,21 +592,68 @@ def _quote_of(node: ts.Node) -> str | None:
 
 class _Pass:
     """The captures of ``bash/script.scm`` over one tree, each kind in document order
-    (``QueryCursor`` does not promise it; variable resolution relies on it)."""
+    (``QueryCursor`` does not promise it; variable resolution relies on it).
 
-    def __init__(self, root: ts.Node):
+    The query visits every node, and most nodes of a launch script are the words of its one
+    long command. A top-level command with no ``(``, backquote or here-document in its text
+    can hold no other command, no assignment but its ``X=1`` prefix and no ``for`` loop, so
+    it is read directly and the query runs over the rest of the file only."""
+
+    def __init__(self, root: ts.Node, data: bytes):
         self.commands: list[tuple[ts.Node, ts.Node]] = []
         self.assignments: list[ts.Node] = []
         self.for_variables: list[ts.Node] = []
-        for _, caps in queries.matches("bash", "script", root):
-            if "command" in caps:
-                self.commands.append((caps["command"][0], caps["command.name"][0]))
-            elif "assignment" in caps:
-                self.assignments.append(caps["assignment"][0])
-            elif "clobber.name" in caps:
-                self.for_variables.append(caps["clobber.name"][0])
+        # the cursor also returns nodes that merely touch its byte range (an empty command that
+        # error recovery leaves between two statements): each node is kept once
+        self._seen: set[int] = set()
+        run: list[int] = []  # byte range of consecutive top-level statements left to the query
+        for child in root.children:
+            if child.type == "command" and _holds_no_code(data, child):
+                if run:
+                    self._query(root, run[0], run[1])
+                    run = []
+                self._simple_command(child)
+            elif run:
+                run[1] = child.end_byte
+            else:
+                run = [child.start_byte, child.end_byte]
+        if run:
+            self._query(root, run[0], run[1])
         self.commands.sort(key=lambda c: c[0].start_byte)
         self.assignments.sort(key=lambda n: n.start_byte)
+
+    def _add(self, found: list, node: ts.Node, item) -> None:
+        if node.id not in self._seen:
+            self._seen.add(node.id)
+            found.append(item)
+
+    def _query(self, root: ts.Node, start: int, end: int) -> None:
+        for _, caps in queries.matches("bash", "script", root, (start, end)):
+            for capture, found in (("command", self.commands), ("assignment", self.assignments),
+                                   ("clobber.name", self.for_variables)):
+                if capture in caps:
+                    node = caps[capture][0]
+                    if start <= node.start_byte and node.end_byte <= end:
+                        self._add(found, node, (node, caps["command.name"][0]) if capture == "command" else node)
+                    break
+
+    def _simple_command(self, cmd: ts.Node) -> None:
+        """What the query would capture in ``cmd``: the command itself (when it has a name,
+        as the pattern asks) and its prefix assignments."""
+        name = cmd.child_by_field_name("name")
+        if name is not None and name.type == "command_name":
+            self._add(self.commands, cmd, (cmd, name))
+        for node in _prefix_assignments(cmd):
+            self._add(self.assignments, node, node)
+
+
+_NESTED_CODE = (b"(", b"`", b"<<")
+
+
+def _holds_no_code(data: bytes, node: ts.Node) -> bool:
+    """No command or process substitution, subshell, array or here-document in ``node``'s text."""
+    a, b = node.start_byte, node.end_byte
+    return all(data.find(marker, a, b) == -1 for marker in _NESTED_CODE)
 
 
 @dataclass
@@ -782,7 +829,7 @@ def extract(source: Source, base_dir: str | None = None, depth: int = 0,
     ``source.data`` (the language server passes it so tree-sitter re-parses incrementally)."""
     bash = queries.parser("bash")
     tree = bash.parse(source.data, old_tree) if old_tree is not None else bash.parse(source.data)
-    pass_ = _Pass(tree.root_node)
+    pass_ = _Pass(tree.root_node, source.data)
     scope = Scope(source, pass_, outer_env)
     invocations: list[Invocation] = []
     data = source.data
