@@ -282,6 +282,7 @@ def _whole_file_captures(root):
         "for tp in 1 2; do python -m sglang.launch_server --tp $tp; done\nARGS=(--tp 2)\nA[1]=x\n",
         "set -e\n;; esac\nnohup python -m sglang.launch_server --tp 2 > log 2>&1 &\n; fi\nX=1\n",
         "if true; then Y=2 python -m sglang.launch_server; fi\ncmd <(ls) >(cat)\n{ a; b; }\n(sub)\n",
+        "# setup\nexport A=1 B=2\nM=x # why\nN=\"$M\"; O=$(id -u)\nlocal L=1\nP=1 Q=2\n",
     ],
 )
 def test_pass_captures_what_the_query_captures_over_the_whole_file(script):

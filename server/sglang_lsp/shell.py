@@ -597,7 +597,8 @@ class _Pass:
     The query visits every node, and most nodes of a launch script are the words of its one
     long command. A top-level command with no ``(``, backquote or here-document in its text
     can hold no other command, no assignment but its ``X=1`` prefix and no ``for`` loop, so
-    it is read directly and the query runs over the rest of the file only."""
+    it is read directly (so are plain ``NAME=value`` lines and comments) and the query runs
+    over the rest of the file only."""
 
     def __init__(self, root: ts.Node, data: bytes):
         self.commands: list[tuple[ts.Node, ts.Node]] = []
@@ -608,11 +609,15 @@ class _Pass:
         self._seen: set[int] = set()
         run: list[int] = []  # byte range of consecutive top-level statements left to the query
         for child in root.children:
-            if child.type == "command" and _holds_no_code(data, child):
+            kind = child.type
+            if kind in _READ_DIRECTLY and _holds_no_code(data, child):
                 if run:
                     self._query(root, run[0], run[1])
                     run = []
-                self._simple_command(child)
+                if kind == "command":
+                    self._simple_command(child)
+                elif kind == "variable_assignment":
+                    self._add(self.assignments, child, child)
             elif run:
                 run[1] = child.end_byte
             else:
@@ -648,6 +653,9 @@ class _Pass:
 
 
 _NESTED_CODE = (b"(", b"`", b"<<")
+# top-level statements _Pass reads without the query when they hold no nested code: a
+# command, a `NAME=value` line (the assignment is the statement) and a comment
+_READ_DIRECTLY = frozenset({"command", "variable_assignment", "comment"})
 
 
 def _holds_no_code(data: bytes, node: ts.Node) -> bool:
