@@ -549,16 +549,16 @@ def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[_Val | None
                 out.extend(_split(el))
             return out
         return _split(result) if not result.unknown else [None]
-    if t == "string" and len(node.named_children) == 1 and node.named_children[0].type == "expansion":
-        # "${ARR[@]}" → one word per element; "$@" is unknown
+    if t == "string" and node.named_child_count == 1:
         inner = node.named_children[0]
-        result = _expand_var(scope, inner, depth)
-        if isinstance(result, list):
-            return list(result)
-    if t == "string" and len(node.named_children) == 1 and node.named_children[0].type == "simple_expansion":
-        inner = node.named_children[0]
-        if inner.named_children and inner.named_children[0].type == "special_variable_name":
-            if scope._text(inner.named_children[0]) in ("@", "*"):
+        if inner.type == "expansion":
+            # "${ARR[@]}" → one word per element; "$@" is unknown
+            result = _expand_var(scope, inner, depth)
+            if isinstance(result, list):
+                return list(result)
+        elif inner.type == "simple_expansion":
+            names = inner.named_children
+            if names and names[0].type == "special_variable_name" and scope._text(names[0]) in ("@", "*"):
                 return [None]
     return [word_value(scope, node, depth)]
 
@@ -652,7 +652,6 @@ class _Pass:
             self._add(self.assignments, node, node)
 
 
-_NESTED_CODE = (b"(", b"`", b"<<")
 # top-level statements _Pass reads without the query when they hold no nested code: a
 # command, a `NAME=value` line (the assignment is the statement) and a comment
 _READ_DIRECTLY = frozenset({"command", "variable_assignment", "comment"})
@@ -661,7 +660,7 @@ _READ_DIRECTLY = frozenset({"command", "variable_assignment", "comment"})
 def _holds_no_code(data: bytes, node: ts.Node) -> bool:
     """No command or process substitution, subshell, array or here-document in ``node``'s text."""
     a, b = node.start_byte, node.end_byte
-    return all(data.find(marker, a, b) == -1 for marker in _NESTED_CODE)
+    return data.find(b"(", a, b) == -1 and data.find(b"`", a, b) == -1 and data.find(b"<<", a, b) == -1
 
 
 @dataclass
