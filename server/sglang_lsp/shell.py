@@ -742,7 +742,8 @@ def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]
         raw = data[start:end] if fast and (t == "word" or t == "number") else None
         if raw is not None and b"\\" not in raw and raw.isascii():
             # the commonest argument, handled here without a call: see _plain
-            words.append(Word(raw.decode("ascii"), Span(start, end, path), CharRun(start, end - start), None, "", "shell"))
+            text = raw.decode("ascii")
+            words.append(Word(text, Span(start, end, path), CharRun(start, len(text)), None, "", "shell"))
         else:
             plain = _plain_word(source, arg) if fast else None
             if plain is not None:
@@ -777,7 +778,10 @@ def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Wo
         # characters that come from outside this word (a variable's definition)
         if _outside(spans, span):
             origin = "variable"
-            first, last = (spans.start, spans.start + spans.n) if type(spans) is CharRun else (spans[0][0], spans[-1][1])
+            if type(spans) is CharRun:
+                first, last = spans.start, spans.start + spans.n
+            else:
+                first, last = spans[0][0], spans[-1][1]
             if from_variable and len(pieces) > 1 and first <= last:
                 # a word of an array or of a split expansion: point at its definition
                 word_span = Span(first, last, span.path)
