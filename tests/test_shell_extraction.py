@@ -233,3 +233,71 @@ def test_non_ascii_before_flag():
     assert src(doc, bogus) == "--bogus-é"
     assert doc.byte_to_linecol(bogus.span.start) == (3, text.split("\n")[2].index("--bogus") + 1)
     assert inv.args[1].text == "/models/é"
+
+
+def test_sourcing_scan_agrees_with_its_regex():
+    """SGL062 stays silent in a script that sources, `.`-includes or evals anything; the scan
+    that decides it (word first, then what precedes it on its line) says the same as the plain
+    regex it replaces, on generated lines built from the pieces that matter."""
+    import random
+    import re
+
+    from sglang_lsp.shell_checks import _sources_or_evals
+
+    regex = re.compile(rb"(?m)(?:^|[;&|({]|\bthen\b|\bdo\b)[ \t]*(?:source|\.|eval)[ \t]")
+    pieces = [b"source", b".", b"eval", b" ", b"\t", b"\n", b"\r", b";", b"&", b"|", b"(", b"{", b"then",
+              b"do", b"x", b"_", b"9", b"-", b"#", b"\xc3\xa9", b"done", b"then.", b"sources", b"/"]
+    rng = random.Random(62)
+    texts = [b"", b"source a", b". ./env.sh", b"if x; then . a; fi", b"undo . a", b"do.  a", b"x=1 source a",
+             b"echo e.g. this", b"eval \"$X\"", b"  eval\tx", b"(source a)", b"{ . a; }", b"cmd && . a"]
+    texts += [b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 10))) for _ in range(20000)]
+    hits = 0
+    for text in texts:
+        expected = regex.search(text) is not None
+        assert _sources_or_evals(text) == expected, text
+        hits += expected
+    assert 0 < hits < len(texts)
+
+
+def _whole_file_captures(root):
+    from sglang_lsp import queries
+
+    commands, assignments, loops = [], [], []
+    for _, caps in queries.matches("bash", "script", root):
+        if "command" in caps:
+            commands.append((caps["command"][0].byte_range, caps["command.name"][0].byte_range))
+        elif "assignment" in caps:
+            assignments.append(caps["assignment"][0].byte_range)
+        elif "clobber.name" in caps:
+            loops.append(caps["clobber.name"][0].byte_range)
+    return sorted(commands), sorted(assignments), sorted(loops)
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "A=1 B=2 python -m sglang.launch_server --tp 2\nX=$(hostname -i) python3 -m sglang.launch_server --port 1\n",
+        "python -m sglang.launch_server --model-path \"$(cat m.txt)\" --tp `nproc`\necho done\n",
+        "cat > c.yaml <<EOF\nport: $(echo 1)\nEOF\npython -m sglang.launch_server --config c.yaml\n",
+        "for tp in 1 2; do python -m sglang.launch_server --tp $tp; done\nARGS=(--tp 2)\nA[1]=x\n",
+        "set -e\n;; esac\nnohup python -m sglang.launch_server --tp 2 > log 2>&1 &\n; fi\nX=1\n",
+        "if true; then Y=2 python -m sglang.launch_server; fi\ncmd <(ls) >(cat)\n{ a; b; }\n(sub)\n",
+        "# setup\nexport A=1 B=2\nM=x # why\nN=\"$M\"; O=$(id -u)\nlocal L=1\nP=1 Q=2\n",
+    ],
+)
+def test_pass_captures_what_the_query_captures_over_the_whole_file(script):
+    """_Pass reads plain top-level commands itself and queries only the rest of the file: it
+    must capture exactly what one query over the whole tree captures, each node once (error
+    recovery leaves empty commands between statements, where two query ranges touch)."""
+    from sglang_lsp import queries
+    from sglang_lsp.shell import _Pass
+
+    data = script.encode()
+    root = queries.parser("bash").parse(data).root_node
+    got = _Pass(root, data)
+    assert (
+        sorted((c.byte_range, n.byte_range) for c, n in got.commands),
+        sorted(n.byte_range for n in got.assignments),
+        sorted(n.byte_range for n in got.for_variables),
+    ) == _whole_file_captures(root)
+    assert [c.start_byte for c, _ in got.commands] == sorted(c.start_byte for c, _ in got.commands)

@@ -8,6 +8,8 @@ and byte offsets from tree-sitter always match the original file.
 from __future__ import annotations
 
 import bisect
+import functools
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -27,24 +29,21 @@ class Document:
     path: str | None = None
     language: str = "shell"  # "shell" | "yaml"
     data: bytes = field(init=False, repr=False)
-    _line_starts: list[int] = field(init=False, repr=False)
     # what the stages of one check derive from this text and share instead of redoing (the YAML
     # tree of yaml_extract, read again by deployment's placements), by name
     derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.data = self.text.encode("utf-8", errors="surrogateescape")
-        # LSP's line terminators: \n, \r\n and a lone \r
-        starts = [0]
+
+    @functools.cached_property
+    def _line_starts(self) -> list[int]:
+        """Byte offset of each line's start, built at the first position conversion (a file
+        without findings never needs it). LSP's line terminators: \\n, \\r\\n and a lone \\r."""
         if b"\r" in self.data:
-            starts += [m.end() for m in _LINE_BREAK.finditer(self.data)]
-        else:
-            find = self.data.find
-            pos = find(b"\n")
-            while pos != -1:
-                starts.append(pos + 1)
-                pos = find(b"\n", pos + 1)
-        self._line_starts = starts
+            return [0] + [m.end() for m in _LINE_BREAK.finditer(self.data)]
+        # each line's length plus its newline, summed: the start of the next line
+        return list(itertools.accumulate(map((1).__add__, map(len, self.data.split(b"\n")[:-1])), initial=0))
 
     @property
     def line_count(self) -> int:

@@ -46,5 +46,11 @@ def captures(lang: str, purpose: str, node: ts.Node) -> dict[str, list[ts.Node]]
     return ts.QueryCursor(query(lang, purpose)).captures(node)
 
 
-def matches(lang: str, purpose: str, node: ts.Node) -> list[tuple[int, dict[str, list[ts.Node]]]]:
-    return ts.QueryCursor(query(lang, purpose)).matches(node)
+def matches(lang: str, purpose: str, node: ts.Node,
+            byte_range: tuple[int, int] | None = None) -> list[tuple[int, dict[str, list[ts.Node]]]]:
+    """Matches under ``node``; with ``byte_range``, only those that intersect it (the cursor
+    then skips whole subtrees outside it)."""
+    cursor = ts.QueryCursor(query(lang, purpose))
+    if byte_range is not None:
+        cursor.set_byte_range(*byte_range)
+    return cursor.matches(node)

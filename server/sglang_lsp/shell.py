@@ -131,6 +131,8 @@ class _Assignment:
     append: bool
     array: bool
     exported: bool
+    start: int = 0  # the node's byte range, read once
+    end: int = 0
 
 
 _TRANSPARENT = {
@@ -139,18 +141,18 @@ _TRANSPARENT = {
 }
 
 
-def _ancestors(node: ts.Node) -> list[ts.Node]:
-    out = []
+def _ancestor_ids(node: ts.Node) -> set[int]:
+    out = set()
     n = node.parent
     while n is not None:
-        out.append(n)
+        out.add(n.id)
         n = n.parent
     return out
 
 
-def _dominates(assign: ts.Node, target: ts.Node) -> bool:
-    """True when ``assign`` (before ``target``) certainly runs on the way to ``target``."""
-    target_ids = {a.id for a in _ancestors(target)}
+def _dominates(assign: ts.Node, target_ids: set[int]) -> bool:
+    """True when ``assign`` (before the target) certainly runs on the way to the target, whose
+    ancestors' ids are ``target_ids``."""
     child = assign
     node = assign.parent
     while node is not None and node.id not in target_ids:
@@ -198,24 +200,32 @@ class Scope:
             name_node = node.child_by_field_name("name")
             if name_node is None:
                 continue
-            if node.parent is not None and node.parent.type == "command":
+            parent = node.parent
+            parent_type = parent.type if parent is not None else None
+            if parent_type == "command":
                 continue  # `X=1 cmd` sets X for cmd's environment only
-            value = node.child_by_field_name("value")
-            op = next((c.type for c in node.children if c.type in ("=", "+=")), "=")
-            name = self._text(name_node)
             if name_node.type == "subscript":
                 # ARR[3]=x: the array can no longer be known
                 base = name_node.child_by_field_name("name")
                 if base is not None:
                     self.clobbers.setdefault(self._text(base), []).append(node)
                 continue
-            exported = node.parent is not None and node.parent.type == "declaration_command" and (
-                node.parent.children[0].type == "export"
-                or any(self._text(c) in ("-x", "-gx") for c in node.parent.children if c.type == "word")
+            value = node.child_by_field_name("value")
+            append = False
+            for c in node.children:
+                t = c.type
+                if t == "=" or t == "+=":
+                    append = t == "+="
+                    break
+            exported = parent_type == "declaration_command" and (
+                parent.children[0].type == "export"
+                or any(self._text(c) in ("-x", "-gx") for c in parent.children if c.type == "word")
             )
-            self.assignments.setdefault(name, []).append(
-                _Assignment(name, node, value, op == "+=", value is not None and value.type == "array", exported)
-            )
+            name = data[name_node.start_byte : name_node.end_byte].decode("utf-8", "surrogateescape")
+            self.assignments.setdefault(name, []).append(_Assignment(
+                name, node, value, append, value is not None and value.type == "array", exported,
+                node.start_byte, node.end_byte,
+            ))
         for node in pass_.for_variables:
             self.clobbers.setdefault(self._text(node), []).append(node)
         for cmd, name in pass_.commands:
@@ -234,21 +244,26 @@ class Scope:
 
     def _events(self, name: str, at: ts.Node) -> tuple[list[_Assignment], bool]:
         """Assignments to ``name`` before ``at`` that still decide its value; flag = unknowable."""
-        before = [a for a in self.assignments.get(name, []) if a.node.end_byte <= at.start_byte]
-        last_clobber = max(
-            (n.start_byte for n in self.clobbers.get(name, []) + self.clobber_all if n.end_byte <= at.start_byte),
-            default=-1,
-        )
-        # a clobber that is an ancestor of `at` (for X in …; do cmd; done) also counts
-        for n in self.clobbers.get(name, []):
-            p = n.parent
-            if p is not None and p.start_byte <= at.start_byte and at.end_byte <= p.end_byte:
-                last_clobber = max(last_clobber, n.start_byte)
+        at_start = at.start_byte
+        before = [a for a in self.assignments.get(name, ()) if a.end <= at_start]
+        clobbers = self.clobbers.get(name, [])
+        last_clobber = -1
+        if clobbers or self.clobber_all:
+            last_clobber = max(
+                (n.start_byte for n in clobbers + self.clobber_all if n.end_byte <= at_start),
+                default=-1,
+            )
+            # a clobber that is an ancestor of `at` (for X in …; do cmd; done) also counts
+            for n in clobbers:
+                p = n.parent
+                if p is not None and p.start_byte <= at_start and at.end_byte <= p.end_byte:
+                    last_clobber = max(last_clobber, n.start_byte)
         chain: list[_Assignment] = []
+        target_ids = _ancestor_ids(at) if before else set()
         for a in reversed(before):
-            if a.node.start_byte < last_clobber:
+            if a.start < last_clobber:
                 return chain[::-1], True
-            if not _dominates(a.node, at):
+            if not _dominates(a.node, target_ids):
                 return chain[::-1], True
             chain.append(a)
             if not a.append:
@@ -256,7 +271,8 @@ class Scope:
         return chain[::-1], last_clobber >= 0
 
     def is_assigned(self, name: str, at: ts.Node) -> bool:
-        return any(a.node.end_byte <= at.start_byte for a in self.assignments.get(name, []))
+        at_start = at.start_byte
+        return any(a.end <= at_start for a in self.assignments.get(name, ()))
 
     def scalar(self, name: str, at: ts.Node, depth: int) -> _Val | None:
         """Value of ``$name`` at ``at``; ``None`` when the file never assigns it."""
@@ -305,7 +321,12 @@ class Scope:
 
     def _array_elements(self, a: _Assignment, depth: int) -> list[_Val] | None:
         words: list[_Val] = []
+        data = self.source.data if self.source._starts is None else None
         for child in a.value.named_children:
+            plain = _plain(data, child) if data is not None else None
+            if plain is not None:  # the common element, without the general evaluation
+                words.append(_Val(plain[0], CharRun(plain[1], len(plain[0]))))
+                continue
             if child.type == "comment":
                 continue
             for piece in expand_node(self, child, depth + 1):
@@ -338,6 +359,7 @@ def _add_literal(scope: Scope, val: _Val, a: int, b: int, mode: str) -> None:
         val.add(text, spans)
         return
     # copy the text between backslashes in slices: one step per escape, not per character
+    spans = list(spans)
     out: list[str] = []
     out_spans: list[tuple[int, int]] = []
     i = 0
@@ -417,28 +439,26 @@ def _expansion_parts(scope: Scope, node: ts.Node) -> tuple[str | None, str | Non
 
 def _expand_var(scope: Scope, node: ts.Node, depth: int) -> _Val | list[_Val]:
     """Value of ``$X``/``${…}`` at ``node``: a scalar, or a list for whole-array expansions."""
-    unknown = _Val()
-    unknown.hole()
     if node.type == "simple_expansion":
         name_node = next((c for c in node.named_children), None)
         if name_node is None or name_node.type != "variable_name":
-            return unknown  # $1, $@, $*, $#, $$ …
+            return _unknown()  # $1, $@, $*, $#, $$ …
         name = scope._text(name_node)
         value = scope.scalar(name, node, depth)
         if value is None:
             scope.unassigned.append((name, name_node))
-        return unknown if value is None else value
+        return _unknown() if value is None else value
     name, op, operand, whole_array = _expansion_parts(scope, node)
     if name is None or op in ("other", "index") or (node.children and node.children[1].type in ("#", "!")):
-        return unknown
+        return _unknown()
     if whole_array:
         elements = scope.array(name, node, depth)
-        return unknown if elements is None else elements
+        return _unknown() if elements is None else elements
     value = scope.scalar(name, node, depth)
     if op is None:
         if value is None:
             scope.unassigned.append((name, next((c for c in node.named_children if c.type == "variable_name"), node)))
-        return unknown if value is None else value
+        return _unknown() if value is None else value
     if op in (":-", "-", ":=", "="):
         if value is None:
             default = _Val()
@@ -446,14 +466,20 @@ def _expand_var(scope: Scope, node: ts.Node, depth: int) -> _Val | list[_Val]:
                 default.extend(word_value(scope, operand, depth + 1))
             return default
         if value.unknown:
-            return unknown
+            return _unknown()
         if op.startswith(":") and value.text == "":
             default = _Val()
             if operand is not None:
                 default.extend(word_value(scope, operand, depth + 1))
             return default
         return value
-    return unknown
+    return _unknown()
+
+
+def _unknown() -> _Val:
+    v = _Val()
+    v.hole()
+    return v
 
 
 def word_value(scope: Scope, node: ts.Node, depth: int = 0) -> _Val:
@@ -523,16 +549,16 @@ def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[_Val | None
                 out.extend(_split(el))
             return out
         return _split(result) if not result.unknown else [None]
-    if t == "string" and len(node.named_children) == 1 and node.named_children[0].type == "expansion":
-        # "${ARR[@]}" → one word per element; "$@" is unknown
+    if t == "string" and node.named_child_count == 1:
         inner = node.named_children[0]
-        result = _expand_var(scope, inner, depth)
-        if isinstance(result, list):
-            return list(result)
-    if t == "string" and len(node.named_children) == 1 and node.named_children[0].type == "simple_expansion":
-        inner = node.named_children[0]
-        if inner.named_children and inner.named_children[0].type == "special_variable_name":
-            if scope._text(inner.named_children[0]) in ("@", "*"):
+        if inner.type == "expansion":
+            # "${ARR[@]}" → one word per element; "$@" is unknown
+            result = _expand_var(scope, inner, depth)
+            if isinstance(result, list):
+                return list(result)
+        elif inner.type == "simple_expansion":
+            names = inner.named_children
+            if names and names[0].type == "special_variable_name" and scope._text(names[0]) in ("@", "*"):
                 return [None]
     return [word_value(scope, node, depth)]
 
@@ -566,21 +592,75 @@ def _quote_of(node: ts.Node) -> str | None:
 
 class _Pass:
     """The captures of ``bash/script.scm`` over one tree, each kind in document order
-    (``QueryCursor`` does not promise it; variable resolution relies on it)."""
+    (``QueryCursor`` does not promise it; variable resolution relies on it).
 
-    def __init__(self, root: ts.Node):
+    The query visits every node, and most nodes of a launch script are the words of its one
+    long command. A top-level command with no ``(``, backquote or here-document in its text
+    can hold no other command, no assignment but its ``X=1`` prefix and no ``for`` loop, so
+    it is read directly (so are plain ``NAME=value`` lines and comments) and the query runs
+    over the rest of the file only."""
+
+    def __init__(self, root: ts.Node, data: bytes):
         self.commands: list[tuple[ts.Node, ts.Node]] = []
         self.assignments: list[ts.Node] = []
         self.for_variables: list[ts.Node] = []
-        for _, caps in queries.matches("bash", "script", root):
-            if "command" in caps:
-                self.commands.append((caps["command"][0], caps["command.name"][0]))
-            elif "assignment" in caps:
-                self.assignments.append(caps["assignment"][0])
-            elif "clobber.name" in caps:
-                self.for_variables.append(caps["clobber.name"][0])
+        # the cursor also returns nodes that merely touch its byte range (an empty command that
+        # error recovery leaves between two statements): each node is kept once
+        self._seen: set[int] = set()
+        run: list[int] = []  # byte range of consecutive top-level statements left to the query
+        for child in root.children:
+            kind = child.type
+            if kind in _READ_DIRECTLY and _holds_no_code(data, child):
+                if run:
+                    self._query(root, run[0], run[1])
+                    run = []
+                if kind == "command":
+                    self._simple_command(child)
+                elif kind == "variable_assignment":
+                    self._add(self.assignments, child, child)
+            elif run:
+                run[1] = child.end_byte
+            else:
+                run = [child.start_byte, child.end_byte]
+        if run:
+            self._query(root, run[0], run[1])
         self.commands.sort(key=lambda c: c[0].start_byte)
         self.assignments.sort(key=lambda n: n.start_byte)
+
+    def _add(self, found: list, node: ts.Node, item) -> None:
+        if node.id not in self._seen:
+            self._seen.add(node.id)
+            found.append(item)
+
+    def _query(self, root: ts.Node, start: int, end: int) -> None:
+        for _, caps in queries.matches("bash", "script", root, (start, end)):
+            for capture, found in (("command", self.commands), ("assignment", self.assignments),
+                                   ("clobber.name", self.for_variables)):
+                if capture in caps:
+                    node = caps[capture][0]
+                    if start <= node.start_byte and node.end_byte <= end:
+                        self._add(found, node, (node, caps["command.name"][0]) if capture == "command" else node)
+                    break
+
+    def _simple_command(self, cmd: ts.Node) -> None:
+        """What the query would capture in ``cmd``: the command itself (when it has a name,
+        as the pattern asks) and its prefix assignments."""
+        name = cmd.child_by_field_name("name")
+        if name is not None and name.type == "command_name":
+            self._add(self.commands, cmd, (cmd, name))
+        for node in _prefix_assignments(cmd):
+            self._add(self.assignments, node, node)
+
+
+# top-level statements _Pass reads without the query when they hold no nested code: a
+# command, a `NAME=value` line (the assignment is the statement) and a comment
+_READ_DIRECTLY = frozenset({"command", "variable_assignment", "comment"})
+
+
+def _holds_no_code(data: bytes, node: ts.Node) -> bool:
+    """No command or process substitution, subshell, array or here-document in ``node``'s text."""
+    a, b = node.start_byte, node.end_byte
+    return data.find(b"(", a, b) == -1 and data.find(b"`", a, b) == -1 and data.find(b"<<", a, b) == -1
 
 
 @dataclass
@@ -644,24 +724,32 @@ def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]
     words: list[Word] = []
     source = scope.source
     data = source.data
+    path = source.path
     fast = source._starts is None  # plain words of the file itself skip the general evaluation
     before_end: int | None = None  # end of the previous argument, None after a redirection
     for arg in node_args:
-        if arg.type in _NOT_WORDS:
+        t = arg.type
+        if t in _NOT_WORDS:
             before_end = None
             continue
         # glued to the word before: only `\\`-newline between them, which bash removes
         # (tree-sitter-bash splits the word there)
-        start = arg.start_byte
+        start, end = arg.start_byte, arg.end_byte
         glue = before_end is not None and 2 <= start - before_end <= 3 and bool(words) and \
             _CONTINUATION.fullmatch(data, before_end, start) is not None
-        before_end = arg.end_byte
+        before_end = end
         mark = len(words)
-        plain = _plain_word(source, arg) if fast else None
-        if plain is not None:
-            words.append(plain)
+        raw = data[start:end] if fast and (t == "word" or t == "number") else None
+        if raw is not None and b"\\" not in raw and raw.isascii():
+            # the commonest argument, handled here without a call: see _plain
+            text = raw.decode("ascii")
+            words.append(Word(text, Span(start, end, path), CharRun(start, len(text)), None, "", "shell"))
         else:
-            _arg_words(scope, arg, open_flag, words)
+            plain = _plain_word(source, arg) if fast else None
+            if plain is not None:
+                words.append(plain)
+            else:
+                _arg_words(scope, arg, open_flag, words)
         if glue and len(words) > mark:
             words[mark - 1:mark + 1] = [_glue(words[mark - 1], words[mark])]
     return words
@@ -688,9 +776,12 @@ def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Wo
         word_span = span
         spans = piece.spans
         # characters that come from outside this word (a variable's definition)
-        if spans and _outside(spans, span):
+        if _outside(spans, span):
             origin = "variable"
-            first, last = (spans.start, spans.start + spans.n) if type(spans) is CharRun else (spans[0][0], spans[-1][1])
+            if type(spans) is CharRun:
+                first, last = spans.start, spans.start + spans.n
+            else:
+                first, last = spans[0][0], spans[-1][1]
             if from_variable and len(pieces) > 1 and first <= last:
                 # a word of an array or of a split expansion: point at its definition
                 word_span = Span(first, last, span.path)
@@ -700,8 +791,8 @@ def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Wo
 def _outside(spans: Sequence[tuple[int, int]], span: Span) -> bool:
     """Whether a character of ``spans`` starts outside ``span``."""
     if type(spans) is CharRun:
-        return not span.start <= spans.start <= spans.start + spans.n - 1 < span.end
-    return not (span.start <= min(spans)[0] and max(spans)[0] < span.end)
+        return spans.n > 0 and not span.start <= spans.start <= spans.start + spans.n - 1 < span.end
+    return bool(spans) and not (span.start <= min(spans)[0] and max(spans)[0] < span.end)
 
 
 def _after_redirects(cmd: ts.Node) -> list[ts.Node]:
@@ -715,6 +806,20 @@ def _after_redirects(cmd: ts.Node) -> list[ts.Node]:
         if child.type == "file_redirect":
             extra += child.children_by_field_name("destination")[1:]
     return extra
+
+
+def _prefix_assignments(cmd: ts.Node) -> list[ts.Node]:
+    """The ``X=1`` children of a command: all come before its name (tree-sitter-bash reads any
+    later one as an argument), so the loop stops there instead of visiting every argument."""
+    out = []
+    i = 0
+    child = cmd.child(0)
+    while child is not None and child.type != "command_name":
+        if child.type == "variable_assignment":
+            out.append(child)
+        i += 1
+        child = cmd.child(i)
+    return out
 
 
 def _env_of(scope: Scope, env_nodes: list[ts.Node]) -> dict[str, str | None]:
@@ -735,7 +840,7 @@ def extract(source: Source, base_dir: str | None = None, depth: int = 0,
     ``source.data`` (the language server passes it so tree-sitter re-parses incrementally)."""
     bash = queries.parser("bash")
     tree = bash.parse(source.data, old_tree) if old_tree is not None else bash.parse(source.data)
-    pass_ = _Pass(tree.root_node)
+    pass_ = _Pass(tree.root_node, source.data)
     scope = Scope(source, pass_, outer_env)
     invocations: list[Invocation] = []
     data = source.data
@@ -756,7 +861,7 @@ def extract(source: Source, base_dir: str | None = None, depth: int = 0,
         match = match_launch(words)
         if match is None:
             continue
-        env = _env_of(scope, [c for c in cmd.children if c.type == "variable_assignment"])
+        env = _env_of(scope, _prefix_assignments(cmd))
         for i in range(match.start):  # `env A=B python …`
             t = words[i].text
             if t and "=" in t and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", t):
