@@ -31,6 +31,7 @@ changes on disk); a ``--config`` file, which the server watches, always means a 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 import os
@@ -458,8 +459,7 @@ class _Shifter:
         return done
 
     def use(self, u: FlagUse) -> FlagUse:
-        moved = object.__new__(FlagUse)
-        moved.__dict__.update(u.__dict__)
+        moved = copy.copy(u)  # FlagUse has __slots__: no __dict__ to copy
         moved.word = self.word(u.word)
         moved.flag_span = self.span(u.flag_span)
         moved.values = [self.word(w) for w in u.values]
