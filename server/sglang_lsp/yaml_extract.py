@@ -38,7 +38,7 @@ import itertools
 import operator
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -233,6 +233,7 @@ class _Extractor:
         self.scan = YamlScan(templated=bool(self.templates))
         self.holes: list[tuple[int, int]] = list(self.templates)  # ranges whose value is unknown
         self.consumed: list[tuple[int, int]] = []  # scalars already read as commands
+        self._consumed_index: tuple[list[int], list[int]] = ([], [])  # sorted starts, furthest end up to each
         self.tree = queries.parser("yaml").parse(self.data)
         self._anchors: dict[str, list[ts.Node]] | None = None
         # mapping node id → its fields (the tree's structure: shared with the readers of yaml_reader)
@@ -487,7 +488,15 @@ class _Extractor:
         return any(s < b and a < e for s, e in self.templates)
 
     def _is_consumed(self, node: ts.Node) -> bool:
-        return any(a <= node.start_byte and node.end_byte <= b for a, b in self.consumed)
+        """Whether ``node`` lies inside a range already read as a command (a bisect: the generic
+        scan asks for every launch text of the file, and each container adds ranges)."""
+        if len(self._consumed_index[0]) != len(self.consumed):
+            ranges = sorted(self.consumed)
+            ends = list(itertools.accumulate((b for _, b in ranges), max))  # furthest end so far
+            self._consumed_index = ([a for a, _ in ranges], ends)
+        starts, ends = self._consumed_index
+        k = bisect.bisect_right(starts, node.start_byte)  # the ranges that start before the node
+        return k > 0 and node.end_byte <= ends[k - 1]
 
     # --- Kubernetes containers -------------------------------------------------------------
 
@@ -722,13 +731,14 @@ class _Extractor:
         out_spans: CharSpans = []
         i, n = 0, len(text)
         while i < n:
-            ch = text[i]
-            if ch != "$" or i + 1 >= n:
-                out.append(ch)
-                out_spans.append(spans[i])
-                i += 1
+            j = text.find("$", i, n - 1)  # (a `$` at the very end is a character like any other)
+            if j != i:  # the text up to the next `$`, as it is
+                j = n if j == -1 else j
+                out.append(text[i:j])
+                out_spans.extend(spans[i:j])
+                i = j
                 continue
-            nxt = text[i + 1]
+            ch, nxt = "$", text[i + 1]
             if nxt == "$":
                 out.append("$")
                 out_spans.append((spans[i][0], spans[i + 1][1]))
@@ -1248,8 +1258,8 @@ class _Extractor:
         seen = set()
         for t, compose in self._command_texts:
             text, spans = t.text, t.spans
-            for i in range(len(text) - 1):
-                if text[i] != "\\" or (i and text[i - 1] == "\\") or spans[i] in seen:
+            for i in _positions(text, "\\", len(text) - 1):
+                if (i and text[i - 1] == "\\") or spans[i] in seen:
                     continue
                 nxt_char = text[i + 1]
                 s, e = spans[i + 1]
@@ -1331,6 +1341,14 @@ class _Extractor:
         return None
 
 
+def _positions(text: str, ch: str, end: int) -> Iterator[int]:
+    """Every index of ``ch`` in ``text[:end]``."""
+    i = text.find(ch, 0, end)
+    while i != -1:
+        yield i
+        i = text.find(ch, i + 1, end)
+
+
 def _owned(spans: CharSpans) -> CharSpans:
     """Spans a new word may keep: a copy of a list (the scalar's may be shared), a CharRun as it is."""
     return spans if isinstance(spans, CharRun) else list(spans)
@@ -1354,16 +1372,24 @@ def _first_error(node: ts.Node) -> ts.Node | None:
 
 def _remap_config(cfg: ConfigFile, host: Word) -> None:
     """Move the spans of a config read from a YAML string's text onto the YAML file's bytes."""
-    src = Source.from_word(host)
+    bounds = _ascii_bounds(host)
+    if bounds is None:
+        src = Source.from_word(host)
+
+        def pair(a: int, b: int) -> tuple[int, int]:
+            mapped = src.span(a, b)
+            return mapped.start, mapped.end
+    else:
+        starts, ends = bounds
+
+        def pair(a: int, b: int) -> tuple[int, int]:  # (what Source.from_word(host).span gives)
+            return (starts[a], ends[b - 1]) if b > a else (starts[a], starts[a])
 
     def span(sp: Span) -> Span:
-        mapped = src.span(sp.start, sp.end)
-        return Span(mapped.start, mapped.end, host.span.path)
+        return Span(*pair(sp.start, sp.end), host.span.path)
 
     def chars(cs: CharSpans | None) -> CharSpans | None:
-        if cs is None:
-            return None
-        return [(m.start, m.end) for m in (src.span(s, e) for s, e in cs)]
+        return None if cs is None else [pair(s, e) for s, e in cs]
 
     for i, w in enumerate(cfg.words):
         cfg.words[i] = Word(w.text, span(w.span), chars(w.char_spans), w.quote, w.known_prefix, w.origin, w.config_key)
@@ -1371,3 +1397,15 @@ def _remap_config(cfg: ConfigFile, host: Word) -> None:
         f.span = span(f.span)
         f.related = [(span(s), m) for s, m in f.related]
     cfg.keys = [(k, span(s)) for k, s in cfg.keys]
+
+
+def _ascii_bounds(host: Word) -> tuple[list[int], list[int]] | None:
+    """Where each byte of an ASCII word's text starts and ends in the file, with the end of the
+    word after the last one (the map :meth:`.shell.Source.from_word` builds); ``None`` for other
+    text (several bytes a character)."""
+    text = host.text or ""
+    if not text.isascii():
+        return None
+    spans = host.char_spans or [(host.span.start, host.span.end)] * len(text)
+    end = spans[-1][1] if spans else host.span.start
+    return [min(p) for p in spans] + [end], [p[1] for p in spans] + [end]
