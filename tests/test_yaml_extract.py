@@ -640,3 +640,23 @@ def test_ascii_bounds_map_bytes_like_the_shell_source():
             mapped = src.span(a, b)
             assert ((starts[a], ends[b - 1]) if b > a else (starts[a], starts[a])) == (mapped.start, mapped.end)
     assert _ascii_bounds(Word("é", Span(0, 2), [(0, 2)])) is None
+
+
+def test_parents_are_the_nodes_a_walk_up_visits():
+    """_parents (found down from the document) lists what walking ``.parent`` lists, for the node
+    at every byte of multi-document files, one of them broken."""
+    from sglang_lsp.yaml_extract import _Extractor
+    from sglang_lsp.catalog import load_catalog
+
+    texts = [Path(__file__).parent.joinpath("fixtures/yaml/lws_deepseek.yaml").read_text(encoding="utf-8"),
+             "# head\n---\na: 1\n# between\n---\n- x\n- [y, z]\n...\n---\nk: {a: b\n---\nc: 'd'\n"]
+    for text in texts:
+        ex = _Extractor(Document(text, "x.yaml", "yaml"), None, load_catalog())
+        for a in range(len(ex.data)):
+            node = ex._node_at(a, a + 1)
+            walk = []
+            up = node.parent
+            while up is not None:
+                walk.append(up.id)
+                up = up.parent
+            assert [n.id for n in ex._parents(node)] == walk, a

@@ -367,6 +367,7 @@ class _YamlView:
         self.ex = yaml_reader(doc)  # the file's tree and its YAML helpers (anchors, merge keys, scalars)
         self._memo: dict[int, Placement | None] = {}  # program start → placement (asked by the KB rules and the checks)
         self._pairs_memo: dict[int, list[tuple[str, Any, Span]]] = {}  # mapping node id → its pairs
+        self._up: dict[int, Any] = {}  # node id → its parent (None: the root)
 
     def _value(self, node: Any, key_span: Span | None = None) -> Value | None:
         sc = self.ex._scalar(node)
@@ -401,16 +402,25 @@ class _YamlView:
         return self.ex._items(target)
 
     def _chain(self, pos: int) -> list[tuple[str, Any]]:
-        """(key, pair node) of every mapping pair around byte ``pos``, outermost first."""
+        """(key, pair node) of every mapping pair around byte ``pos``, outermost first (the nodes
+        around it are kept: :meth:`_parent` answers for them)."""
         node = self.ex._node_at(pos, pos + 1)
+        lineage = [node, *self.ex._parents(node)]
         out = []
-        while node is not None:
-            if node.type in ("block_mapping_pair", "flow_pair"):
-                key = self.ex._key(node)
+        for n, up in zip(lineage, lineage[1:]):
+            self._up[n.id] = up
+            if n.type in ("block_mapping_pair", "flow_pair"):
+                key = self.ex._key(n)
                 if key is not None:
-                    out.append((key, node))
-            node = node.parent
+                    out.append((key, n))
         return out[::-1]
+
+    def _parent(self, node: Any) -> Any:
+        """``node.parent``, without py-tree-sitter's search from the root (see ``_parents``)."""
+        if node.id not in self._up:
+            up = self.ex._parents(node)
+            self._up[node.id] = up[0] if up else None
+        return self._up[node.id]
 
     def placement(self, pos: int) -> Placement | None:
         if pos not in self._memo:
@@ -434,12 +444,13 @@ class _YamlView:
 
     def _k8s(self, chain: list[tuple[str, Any]], i: int, single: bool = False) -> Placement:
         # the item mapping of `containers:`, or the mapping of a single container key
-        container = self._map(chain[i][1].child_by_field_name("value")) if single else chain[i + 1][1].parent
-        podspec = chain[i][1].parent
+        container = self._map(chain[i][1].child_by_field_name("value")) if single else self._parent(chain[i + 1][1])
+        podspec = self._parent(chain[i][1])
         out = Placement("kubernetes", container=container.start_byte)
         # (a template alone on its line, like `{{- include "volumes" . | nindent 6 }}`, may sit before the
         # first key of the mapping: look from the key that holds the pod spec)
-        holder = podspec.parent.parent if podspec.parent is not None and podspec.parent.parent is not None else podspec
+        up = self._parent(podspec)
+        holder = self._parent(up) if up is not None and self._parent(up) is not None else podspec
         out.templated = self.ex._overlaps_template(holder.start_byte, podspec.end_byte)
         cf = {k: (v, ks) for k, v, ks in self._pairs(container)}
         if "image" in cf:
@@ -493,7 +504,7 @@ class _YamlView:
             if out.role == "worker" and "leaderTemplate" not in lf:
                 out.role = "all"  # the worker template serves the leader too
         elif keys[:2] == ["spec", "template"]:
-            top = {k: (v, ks) for k, v, ks in self._pairs(chain[0][1].parent)}
+            top = {k: (v, ks) for k, v, ks in self._pairs(self._parent(chain[0][1]))}
             spec = {k: (v, ks) for k, v, ks in self._pairs(self._map(top["spec"][0]))} if "spec" in top else {}
             if "kind" in top and self.ex._scalar_text(top["kind"][0]) == "StatefulSet" and "replicas" in spec:
                 # the pods of a StatefulSet run one template; a multi-node launch spans them
@@ -646,7 +657,7 @@ class _YamlView:
         out = Placement("yaml")
         self._task_gpus(chain, out)
         for _, pair in reversed(chain):
-            mapping = pair.parent
+            mapping = self._parent(pair)
             for k, v, ks in self._pairs(mapping):
                 if k in ("image", "image_id") and out.image is None:
                     val = self._value(v, ks)
@@ -664,7 +675,7 @@ class _YamlView:
         GPUs of each node. A memory size alone (`24GB`) or a range (`1..8`) names no GPU or count."""
         if not chain:
             return
-        top = {k: v for k, v, _ in self._pairs(chain[0][1].parent)}
+        top = {k: v for k, v, _ in self._pairs(self._parent(chain[0][1]))}
         res = {k: (v, ks) for k, v, ks in self._pairs(self._map(top.get("resources")))}
         key = next((k for k in ("accelerators", "gpus", "gpu") if k in res), None)
         if key is None:
@@ -702,10 +713,8 @@ class _YamlView:
         """The placement of a launch that a script in a YAML string (a CI step's `run:`) starts
         with `docker run … IMAGE python -m sglang…`, read like a shell script's, with every range
         mapped back to the YAML file; ``None`` when the launch is not in a `docker run`."""
-        node = self.ex._node_at(pos, pos + 1)
-        while node is not None and node.type not in ("block_scalar", "plain_scalar", "double_quote_scalar",
-                                                     "single_quote_scalar"):
-            node = node.parent
+        node = self.ex._around(self.ex._node_at(pos, pos + 1), ("block_scalar", "plain_scalar",
+                                                                  "double_quote_scalar", "single_quote_scalar"))
         sc = self.ex._scalar(node) if node is not None else None
         if sc is None or not sc.spans or not re.search(r"\b(?:docker|podman)\b", sc.text):
             return None

@@ -287,9 +287,7 @@ class _Extractor:
         query = queries.query("yaml", purpose)
         for m in where:
             a, b = m.span(m.lastindex or 0)
-            node = self._node_at(a, b)
-            while node is not None and node.type not in types:
-                node = node.parent
+            node = self._around(self._node_at(a, b), types)
             if node is None or node.id in seen:
                 continue
             seen[node.id] = node
@@ -314,6 +312,42 @@ class _Extractor:
             if top.end_byte >= b:  # (the first child tree-sitter would step into from the root)
                 return top.descendant_for_byte_range(a, b)
         return self.tree.root_node.descendant_for_byte_range(a, b)
+
+    def _parents(self, node: ts.Node) -> list[ts.Node]:
+        """The nodes around ``node``, innermost first up to the root: what a walk up ``.parent``
+        visits. ``.parent`` searches down from the root every time, through every document before
+        the node (tens of microseconds a step late in a long manifest); here the path is found
+        once, down from the node's document (``child_with_descendant``)."""
+        a, b = node.start_byte, node.end_byte
+        if self._tops is None:
+            self._node_at(a, b)
+        k = bisect.bisect_right(self._top_starts, a) - 1
+        if a < b and k >= 0:  # (an empty node may touch several documents: the walk up decides)
+            top = self._tops[k]
+            path = [top]
+            cur: ts.Node | None = top
+            while cur is not None and cur.id != node.id:
+                cur = cur.child_with_descendant(node)
+                if cur is not None and cur.id != node.id:
+                    path.append(cur)
+            if cur is not None:  # (else the node is no descendant of that document)
+                path.reverse()
+                return ([] if top.id == node.id else path) + [self.tree.root_node]
+        out = []
+        up = node.parent
+        while up is not None:
+            out.append(up)
+            up = up.parent
+        return out
+
+    def _around(self, node: ts.Node | None, types: tuple[str, ...], parents_only: bool = False) -> ts.Node | None:
+        """The innermost of ``node`` (unless ``parents_only``) and the nodes around it that has one
+        of ``types``."""
+        if node is None:
+            return None
+        if not parents_only and node.type in types:
+            return node
+        return next((n for n in self._parents(node) if n.type in types), None)
 
     def _mentions_sglang(self, node: ts.Node) -> bool:
         region = self.data[node.start_byte : node.end_byte]
@@ -433,15 +467,10 @@ class _Extractor:
                 out.append(item)
         return out
 
-    @staticmethod
-    def _indent(node: ts.Node) -> int:
+    def _indent(self, node: ts.Node) -> int:
         """Column of the block collection a node sits in (what indentation indicators count from)."""
-        n = node.parent
-        while n is not None:
-            if n.type in ("block_mapping", "block_sequence"):
-                return n.start_point[1]
-            n = n.parent
-        return -1
+        n = self._around(node, ("block_mapping", "block_sequence"), parents_only=True)
+        return -1 if n is None else n.start_point[1]
 
     def _scalar(self, node: ts.Node | None) -> Scalar | None:
         return self._scalar_of(self._resolve(node))
@@ -629,8 +658,7 @@ class _Extractor:
         """``LWS_GROUP_SIZE`` of the LeaderWorkerSet around a container: the ``size`` of its
         ``leaderWorkerTemplate`` when the file writes it as a number (the LWS controller sets the
         variable to it; ``LWS_LEADER_ADDRESS`` and ``LWS_WORKER_INDEX`` stay unknown)."""
-        n = node.parent
-        while n is not None:
+        for n in self._parents(node):
             if n.type == "block_mapping_pair" and self._key(n) == "leaderWorkerTemplate":
                 mapping = self._resolve(n.child_by_field_name("value"))
                 size = self._fields(mapping).get("size") if mapping is not None else None
@@ -638,7 +666,6 @@ class _Extractor:
                 if sc is None or sc.style != "plain" or not sc.text.isdigit() or self._in_hole(sc.spans) is not None:
                     return None
                 return {"LWS_GROUP_SIZE": sc.text}
-            n = n.parent
         return None
 
     def _report(self, findings: list[Finding]) -> bool:
@@ -660,9 +687,7 @@ class _Extractor:
             pos = starts[k]
             m = self._kinds[pos]
             if isinstance(m, re.Match):  # the object this `kind:` belongs to, found once
-                n = self._node_at(m.start(1), m.end(1))
-                while n is not None and n.type not in ("block_mapping", "flow_mapping"):
-                    n = n.parent
+                n = self._around(self._node_at(m.start(1), m.end(1)), ("block_mapping", "flow_mapping"))
                 m = self._kinds[pos] = (n.start_byte, n.end_byte, m.group(1).decode()) if n is not None else None
             if m is not None and m[0] <= node.start_byte and node.end_byte <= m[1]:
                 inside.append(m)
@@ -1075,9 +1100,10 @@ class _Extractor:
     def _embedded(self, node: ts.Node) -> bool:
         if self._is_consumed(node):
             return False
-        parent = node.parent
-        if parent is not None and parent.parent is not None and parent.parent.type in ("block_mapping_pair", "flow_pair"):
-            pair = parent.parent
+        up = self._parents(node)
+        parent = up[0] if up else None
+        if len(up) > 1 and up[1].type in ("block_mapping_pair", "flow_pair"):
+            pair = up[1]
             if pair.child_by_field_name("key") is not None and pair.child_by_field_name("key").id == parent.id:
                 return False  # a mapping key
         sc = scalar(self.data, node, self._indent(node))
@@ -1116,8 +1142,7 @@ class _Extractor:
         (GitHub Actions step/job/workflow, SkyPilot task, GitLab job); the nearest wins."""
         text: dict[str, str | None] = {}
         words: dict[str, Word | None] = {}
-        n = node.parent
-        while n is not None:
+        for n in self._parents(node):
             if n.type in ("block_mapping", "flow_mapping"):
                 f = self._fields(n)
                 for key in _ENV_KEYS:
@@ -1126,7 +1151,6 @@ class _Extractor:
                         for k in t:
                             text.setdefault(k, t[k])
                             words.setdefault(k, w[k])
-            n = n.parent
         return text, words
 
     def _mapping_env(self, node: ts.Node | None) -> tuple[dict[str, str | None], dict[str, Word | None]]:
@@ -1170,9 +1194,7 @@ class _Extractor:
         for m in self._kind_keys():
             if m.group(1) != b"ConfigMap":
                 continue
-            top = self._node_at(m.start(1), m.end(1))
-            while top is not None and top.type not in ("block_mapping", "flow_mapping"):
-                top = top.parent
+            top = self._around(self._node_at(m.start(1), m.end(1)), ("block_mapping", "flow_mapping"))
             if top is None:
                 continue
             f = self._fields(top)
@@ -1330,12 +1352,8 @@ class _Extractor:
         for m in re.finditer(rb"^ *(\t)", data, re.M):
             pos = m.start(1)
             node = self._node_at(pos, pos + 1)
-            inside_block = False
-            while node is not None:
-                if node.type == "block_scalar" and not node.has_error and node.start_byte < pos:
-                    inside_block = True
-                    break
-                node = node.parent
+            inside_block = any(n.type == "block_scalar" and not n.has_error and n.start_byte < pos
+                               for n in [node, *self._parents(node)])
             if not inside_block:
                 return Span(pos, pos + 1)
         return None
