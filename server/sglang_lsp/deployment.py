@@ -366,30 +366,39 @@ class _YamlView:
         self.doc = doc
         self.ex = yaml_reader(doc)  # the file's tree and its YAML helpers (anchors, merge keys, scalars)
         self._memo: dict[int, Placement | None] = {}  # program start → placement (asked by the KB rules and the checks)
-        self._pairs_memo: dict[int, list[tuple[str, Any, Span]]] = {}  # mapping node id → its pairs
+        self._pairs_memo: dict[int, dict[str, tuple[Any, Span]]] = {}  # mapping node id → its pairs
         self._up: dict[int, Any] = {}  # node id → its parent (None: the root)
 
     def _value(self, node: Any, key_span: Span | None = None) -> Value | None:
         sc = self.ex._scalar(node)
         if sc is None:
             return None
-        if self.ex._in_hole(sc.spans or [sc.span]) is not None:
+        if self.ex.holes and self.ex._in_hole(sc.spans or [sc.span]) is not None:
             return None  # a template: unknown
         a, b = sc.content_span if sc.style != "plain" else sc.span
         return Value(sc.text, Span(a, b), key_span)
 
     def _pairs(self, mapping: Any) -> list[tuple[str, Any, Span]]:
         """(key, value node, key span) of a mapping, merge keys followed (a merged key's span: the
-        mapping's start). Read once per mapping: the placements of a pod's containers share its spec."""
+        mapping's start)."""
+        return [(k, v, ks) for k, (v, ks) in self._pair_map(mapping).items()]
+
+    def _pair_map(self, mapping: Any) -> dict[str, tuple[Any, Span]]:
+        """Key → (value node, key span) of a mapping (see :meth:`_pairs`). Read once per mapping:
+        the placements of a pod's containers share its spec. Not to be changed by the caller."""
         if mapping is None:
-            return []
+            return {}
         got = self._pairs_memo.get(mapping.id)
         if got is None:
             start = Span(mapping.start_byte, mapping.start_byte)
-            got = self._pairs_memo[mapping.id] = [
-                (k, v, start if key is None else Span(key.start_byte, key.end_byte))
-                for k, (v, key) in self.ex._keyed_fields(mapping).items()]
+            got = self._pairs_memo[mapping.id] = {
+                k: (v, start if key is None else Span(key.start_byte, key.end_byte))
+                for k, (v, key) in self.ex._keyed_fields(mapping).items()}
         return got
+
+    def _fields(self, mapping: Any) -> dict[str, Any]:
+        """Key → value node of a mapping, for the readers that need no key span."""
+        return self.ex._fields(mapping)
 
     def _map(self, node: Any) -> Any:
         target = self.ex._resolve(node)
@@ -452,26 +461,25 @@ class _YamlView:
         up = self._parent(podspec)
         holder = self._parent(up) if up is not None and self._parent(up) is not None else podspec
         out.templated = self.ex._overlaps_template(holder.start_byte, podspec.end_byte)
-        cf = {k: (v, ks) for k, v, ks in self._pairs(container)}
+        cf = self._pair_map(container)
         if "image" in cf:
             out.image = self._value(cf["image"][0], cf["image"][1])
-        name = cf.get("name")
-        out.shm_anchor = (self._value(name[0]).span if name and self._value(name[0]) else
-                          Span(container.start_byte, container.start_byte))
+        name = self._value(cf["name"][0]) if "name" in cf else None
+        out.shm_anchor = name.span if name else Span(container.start_byte, container.start_byte)
         resources = self._map(cf["resources"][0]) if "resources" in cf else None
         if resources is not None:
-            rf = {k: (v, ks) for k, v, ks in self._pairs(resources)}
+            rf = self._pair_map(resources)
             for part in ("limits", "requests"):
                 pairs = self._pairs(self._map(rf[part][0])) if part in rf else []
-                got = [(k, self._value(v, ks)) for k, v, ks in pairs]
-                got = [(k, v) for k, v in got if v is not None and (gpu_from_resource(k) is not None)]
+                got = [(k, self._value(v, ks)) for k, v, ks in pairs if gpu_from_resource(k) is not None]
+                got = [(k, v) for k, v in got if v is not None]
                 out.gpu_values += got
                 if got and not out.gpu_limits:
                     out.gpu_limits = got
         if "ports" in cf:
             out.ports_key = cf["ports"][1]
             for item in self._seq(cf["ports"][0]):
-                pf = {k: (v, ks) for k, v, ks in self._pairs(self._map(item))}
+                pf = self._pair_map(self._map(item))
                 number = self._value(pf["containerPort"][0], pf["containerPort"][1]) if "containerPort" in pf else None
                 pname = self._value(pf["name"][0], pf["name"][1]) if "name" in pf else None
                 if number is not None:
@@ -484,29 +492,29 @@ class _YamlView:
         out.shm = None if out.templated and not self._k8s_shm(podspec, cf) else self._k8s_shm(podspec, cf)
         if single and chain[i][0] == "mainContainer" and not out.shm:
             out.shm = None  # the Dynamo operator mounts a memory-backed /dev/shm of its own (`sharedMemory`)
-        pod = {k: (v, ks) for k, v, ks in self._pairs(podspec)}
+        pod = self._fields(podspec)
         if "nodeSelector" in pod:
-            for k, v, ks in self._pairs(self._map(pod["nodeSelector"][0])):
+            for k, v, ks in self._pairs(self._map(pod["nodeSelector"])):
                 val = self._value(v, ks)
                 if val is not None:
                     out.labels.append((k, [val], "nodeSelector"))
         if "affinity" in pod:
-            out.labels += self._affinity(pod["affinity"][0])
+            out.labels += self._affinity(pod["affinity"])
         keys = [k for k, _ in chain]
         if "leaderWorkerTemplate" in keys:
             j = keys.index("leaderWorkerTemplate")
             lwt = self._map(chain[j][1].child_by_field_name("value"))
             out.group = ("lws", chain[j][1].start_byte)
             out.role = "leader" if "leaderTemplate" in keys[j:] else "worker"
-            lf = {k: (v, ks) for k, v, ks in self._pairs(lwt)}
+            lf = self._pair_map(lwt)
             if "size" in lf:
                 out.group_size = self._value(lf["size"][0], lf["size"][1])
             if out.role == "worker" and "leaderTemplate" not in lf:
                 out.role = "all"  # the worker template serves the leader too
         elif keys[:2] == ["spec", "template"]:
-            top = {k: (v, ks) for k, v, ks in self._pairs(self._parent(chain[0][1]))}
-            spec = {k: (v, ks) for k, v, ks in self._pairs(self._map(top["spec"][0]))} if "spec" in top else {}
-            if "kind" in top and self.ex._scalar_text(top["kind"][0]) == "StatefulSet" and "replicas" in spec:
+            top = self._fields(self._parent(chain[0][1]))
+            spec = self._pair_map(self._map(top["spec"])) if "spec" in top else {}
+            if "kind" in top and self.ex._scalar_text(top["kind"]) == "StatefulSet" and "replicas" in spec:
                 # the pods of a StatefulSet run one template; a multi-node launch spans them
                 out.group, out.role = ("statefulset", chain[0][1].start_byte), "all"
                 out.group_size = self._value(spec["replicas"][0], spec["replicas"][1])
@@ -516,19 +524,19 @@ class _YamlView:
         m = self._map(node)
         if m is None:
             return None
-        for handler, value, _ in self._pairs(m):
+        for handler, value in self._fields(m).items():
             if handler not in ("httpGet", "tcpSocket", "grpc", "exec"):
                 continue
-            hf = {k: (v, ks) for k, v, ks in self._pairs(self._map(value))}
+            hf = self._pair_map(self._map(value))
             port = self._value(hf["port"][0], hf["port"][1]) if "port" in hf else None
             path = self._value(hf["path"][0], hf["path"][1]) if "path" in hf else None
             return Probe(kind, port, path, handler, key_span)
         return None
 
     def _k8s_shm(self, podspec: Any, cf: dict) -> bool | None:
-        mounts = [{k: v for k, v, _ in self._pairs(self._map(m))} for m in self._seq(cf["volumeMounts"][0])] \
+        mounts = [self._fields(self._map(m)) for m in self._seq(cf["volumeMounts"][0])] \
             if "volumeMounts" in cf else []
-        pod = {k: v for k, v, _ in self._pairs(podspec)}
+        pod = self._fields(podspec)
         if pod.get("hostIPC") is not None and (self.ex._scalar_text(pod["hostIPC"]) or "").lower() == "true":
             return True
         names = set()
@@ -541,22 +549,22 @@ class _YamlView:
         if not names:
             return False
         for vol in self._seq(pod.get("volumes")):
-            vf = {k: v for k, v, _ in self._pairs(self._map(vol))}
+            vf = self._fields(self._map(vol))
             if self.ex._scalar_text(vf.get("name")) in names:
                 return True  # an emptyDir (memory or disk) or host path mounted there: sglang only needs room
         return None
 
     def _affinity(self, node: Any) -> list[tuple[str, list[Value], str]]:
         out = []
-        af = {k: v for k, v, _ in self._pairs(self._map(node))}
-        na = {k: v for k, v, _ in self._pairs(self._map(af.get("nodeAffinity")))}
-        req = {k: v for k, v, _ in self._pairs(self._map(na.get("requiredDuringSchedulingIgnoredDuringExecution")))}
+        af = self._fields(self._map(node))
+        na = self._fields(self._map(af.get("nodeAffinity")))
+        req = self._fields(self._map(na.get("requiredDuringSchedulingIgnoredDuringExecution")))
         terms = self._seq(req.get("nodeSelectorTerms"))
         if len(terms) != 1:
             return out  # terms are ORed: several of them leave the node open
-        tf = {k: v for k, v, _ in self._pairs(self._map(terms[0]))}
+        tf = self._fields(self._map(terms[0]))
         for expr in self._seq(tf.get("matchExpressions")):
-            ef = {k: v for k, v, _ in self._pairs(self._map(expr))}
+            ef = self._fields(self._map(expr))
             key, op = self.ex._scalar_text(ef.get("key")), self.ex._scalar_text(ef.get("operator"))
             if key is None or op != "In":
                 continue
@@ -572,7 +580,7 @@ class _YamlView:
         out = Placement("compose")
         key = service_pair.child_by_field_name("key")
         out.shm_anchor = Span(key.start_byte, key.end_byte) if key is not None else None
-        sf = {k: (v, ks) for k, v, ks in self._pairs(service)}
+        sf = self._pair_map(service)
         if "image" in sf:
             out.image = self._value(sf["image"][0], sf["image"][1])
         self._compose_gpus(sf, out)
@@ -621,13 +629,13 @@ class _YamlView:
 
     def _compose_gpus(self, sf: dict, out: Placement) -> None:
         """`deploy.resources.reservations.devices` with the `gpu` capability: `count` or `device_ids`."""
-        deploy = {k: v for k, v, _ in self._pairs(self._map(sf["deploy"][0]))} if "deploy" in sf else {}
-        res = {k: v for k, v, _ in self._pairs(self._map(deploy.get("resources")))}
-        rsv = {k: v for k, v, _ in self._pairs(self._map(res.get("reservations")))}
+        deploy = self._fields(self._map(sf["deploy"][0])) if "deploy" in sf else {}
+        res = self._fields(self._map(deploy.get("resources")))
+        rsv = self._fields(self._map(res.get("reservations")))
         devices = self._seq(rsv.get("devices"))
         gpu_devices = []
         for dev in devices:
-            df = {k: (v, ks) for k, v, ks in self._pairs(self._map(dev))}
+            df = self._pair_map(self._map(dev))
             caps = [self.ex._scalar_text(c) for c in self._seq(df["capabilities"][0])] if "capabilities" in df else []
             if "gpu" in caps:
                 gpu_devices.append(df)
@@ -675,8 +683,8 @@ class _YamlView:
         GPUs of each node. A memory size alone (`24GB`) or a range (`1..8`) names no GPU or count."""
         if not chain:
             return
-        top = {k: v for k, v, _ in self._pairs(self._parent(chain[0][1]))}
-        res = {k: (v, ks) for k, v, ks in self._pairs(self._map(top.get("resources")))}
+        top = self._fields(self._parent(chain[0][1]))
+        res = self._pair_map(self._map(top.get("resources")))
         key = next((k for k in ("accelerators", "gpus", "gpu") if k in res), None)
         if key is None:
             return
