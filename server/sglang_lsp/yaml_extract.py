@@ -38,7 +38,7 @@ import itertools
 import operator
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -265,7 +265,9 @@ class _Extractor:
             keys = _line_matches(_SERVICES_KEY, _SERVICES_TEXT, self.data)
             for node in self._query_at(keys, ("document",), "compose_services", "service"):
                 relevant |= self._service(node)
-            for node in self._query_at(_LAUNCH_BYTES.finditer(self.data), _SCALARS, "embedded_shell", "script"):
+            # (a string already read as a container's or service's command is not read again)
+            for node in self._query_at(_LAUNCH_BYTES.finditer(self.data), _SCALARS, "embedded_shell", "script",
+                                       skip=self._is_consumed):
                 relevant |= self._embedded(node)
         relevant |= self._config_document(root)
         relevant |= bool(self.scan.configs)
@@ -278,10 +280,11 @@ class _Extractor:
 
     # --- helpers on nodes ----------------------------------------------------------------
 
-    def _query_at(self, where: Iterable[re.Match], types: tuple[str, ...], purpose: str, capture: str) -> list[ts.Node]:
+    def _query_at(self, where: Iterable[re.Match], types: tuple[str, ...], purpose: str, capture: str,
+                  skip: Callable[[ts.Node], bool] | None = None) -> list[ts.Node]:
         """Captures of a query, run only on the nodes (of ``types``) around the byte matches
-        ``where``: a query over the whole tree of a long manifest costs as much as parsing it
-        again, and these keys and texts are rare."""
+        ``where`` (not on those ``skip`` says): a query over the whole tree of a long manifest
+        costs as much as parsing it again, and these keys and texts are rare."""
         seen: dict[int, ts.Node] = {}
         found: dict[int, ts.Node] = {}
         query = queries.query("yaml", purpose)
@@ -293,6 +296,8 @@ class _Extractor:
             seen[node.id] = node
             if types == ("block_mapping_pair",) and not self._mentions_sglang(node):
                 continue  # an unrelated pod spec: nothing to look at
+            if skip is not None and skip(node):
+                continue
             cursor = ts.QueryCursor(query)
             cursor.set_max_start_depth(0)
             for n in cursor.captures(node).get(capture, []):
@@ -576,7 +581,8 @@ class _Extractor:
                 words.append(Word(None, Span(item.start_byte, item.end_byte), None, None, "", "yaml", whole=True))
                 continue
             a, b = sc.content_span if sc.style != "plain" else sc.span
-            t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=False, injected=injected)
+            t = sc if "$" not in sc.text else \
+                self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=False, injected=injected)
             words.append(Word(t.text, Span(a, b), _owned(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
         match = match_launch(words)
         if match is None:
