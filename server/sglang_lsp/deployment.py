@@ -366,7 +366,7 @@ class _YamlView:
         self.doc = doc
         self.ex = yaml_reader(doc)  # the file's tree and its YAML helpers (anchors, merge keys, scalars)
         self._memo: dict[int, Placement | None] = {}  # program start → placement (asked by the KB rules and the checks)
-        self._pairs_memo: dict[int, dict[str, tuple[Any, Span]]] = {}  # mapping node id → its pairs
+        self._pairs_memo: dict[int, dict[str, tuple[Any, Any, int]]] = {}  # mapping node id → its entries
         self._up: dict[int, Any] = {}  # node id → its parent (None: the root)
 
     def _value(self, node: Any, key_span: Span | None = None) -> Value | None:
@@ -381,20 +381,30 @@ class _YamlView:
     def _pairs(self, mapping: Any) -> list[tuple[str, Any, Span]]:
         """(key, value node, key span) of a mapping, merge keys followed (a merged key's span: the
         mapping's start)."""
-        return [(k, v, ks) for k, (v, ks) in self._pair_map(mapping).items()]
+        return [(k, entry[0], self._key_span(entry)) for k, entry in self._pair_map(mapping).items()]
 
-    def _pair_map(self, mapping: Any) -> dict[str, tuple[Any, Span]]:
-        """Key → (value node, key span) of a mapping (see :meth:`_pairs`). Read once per mapping:
-        the placements of a pod's containers share its spec. Not to be changed by the caller."""
+    def _pair_map(self, mapping: Any) -> dict[str, tuple[Any, Any, int]]:
+        """Key → entry (value node, key node or None, mapping start) of a mapping; the key span of
+        an entry is made when asked (:meth:`_key_span`). Read once per mapping: the placements of
+        a pod's containers share its spec. Not to be changed by the caller."""
         if mapping is None:
             return {}
         got = self._pairs_memo.get(mapping.id)
         if got is None:
-            start = Span(mapping.start_byte, mapping.start_byte)
-            got = self._pairs_memo[mapping.id] = {
-                k: (v, start if key is None else Span(key.start_byte, key.end_byte))
-                for k, (v, key) in self.ex._keyed_fields(mapping).items()}
+            start = mapping.start_byte
+            got = self._pairs_memo[mapping.id] = {k: (v, key, start)
+                                                  for k, (v, key) in self.ex._keyed_fields(mapping).items()}
         return got
+
+    @staticmethod
+    def _key_span(entry: tuple[Any, Any, int]) -> Span:
+        """The key's range of a mapping entry (a key merged in (``<<``): the mapping's start)."""
+        key = entry[1]
+        return Span(entry[2], entry[2]) if key is None else Span(key.start_byte, key.end_byte)
+
+    def _entry_value(self, entry: tuple[Any, Any, int]) -> Value | None:
+        """The scalar value of a mapping entry, with its key's range."""
+        return self._value(entry[0], self._key_span(entry))
 
     def _fields(self, mapping: Any) -> dict[str, Any]:
         """Key → value node of a mapping, for the readers that need no key span."""
@@ -463,30 +473,30 @@ class _YamlView:
         out.templated = self.ex._overlaps_template(holder.start_byte, podspec.end_byte)
         cf = self._pair_map(container)
         if "image" in cf:
-            out.image = self._value(cf["image"][0], cf["image"][1])
+            out.image = self._entry_value(cf["image"])
         name = self._value(cf["name"][0]) if "name" in cf else None
         out.shm_anchor = name.span if name else Span(container.start_byte, container.start_byte)
         resources = self._map(cf["resources"][0]) if "resources" in cf else None
         if resources is not None:
             rf = self._pair_map(resources)
             for part in ("limits", "requests"):
-                pairs = self._pairs(self._map(rf[part][0])) if part in rf else []
-                got = [(k, self._value(v, ks)) for k, v, ks in pairs if gpu_from_resource(k) is not None]
+                entries = self._pair_map(self._map(rf[part][0])).items() if part in rf else []
+                got = [(k, self._entry_value(e)) for k, e in entries if gpu_from_resource(k) is not None]
                 got = [(k, v) for k, v in got if v is not None]
                 out.gpu_values += got
                 if got and not out.gpu_limits:
                     out.gpu_limits = got
         if "ports" in cf:
-            out.ports_key = cf["ports"][1]
+            out.ports_key = self._key_span(cf["ports"])
             for item in self._seq(cf["ports"][0]):
                 pf = self._pair_map(self._map(item))
-                number = self._value(pf["containerPort"][0], pf["containerPort"][1]) if "containerPort" in pf else None
-                pname = self._value(pf["name"][0], pf["name"][1]) if "name" in pf else None
+                number = self._entry_value(pf["containerPort"]) if "containerPort" in pf else None
+                pname = self._entry_value(pf["name"]) if "name" in pf else None
                 if number is not None:
                     out.ports.append((number, pname))
         for probe in _PROBES:
             if probe in cf:
-                p = self._probe(probe, cf[probe][0], cf[probe][1])
+                p = self._probe(probe, cf[probe][0], self._key_span(cf[probe]))
                 if p is not None:
                     out.probes.append(p)
         out.shm = None if out.templated and not self._k8s_shm(podspec, cf) else self._k8s_shm(podspec, cf)
@@ -508,7 +518,7 @@ class _YamlView:
             out.role = "leader" if "leaderTemplate" in keys[j:] else "worker"
             lf = self._pair_map(lwt)
             if "size" in lf:
-                out.group_size = self._value(lf["size"][0], lf["size"][1])
+                out.group_size = self._entry_value(lf["size"])
             if out.role == "worker" and "leaderTemplate" not in lf:
                 out.role = "all"  # the worker template serves the leader too
         elif keys[:2] == ["spec", "template"]:
@@ -517,7 +527,7 @@ class _YamlView:
             if "kind" in top and self.ex._scalar_text(top["kind"]) == "StatefulSet" and "replicas" in spec:
                 # the pods of a StatefulSet run one template; a multi-node launch spans them
                 out.group, out.role = ("statefulset", chain[0][1].start_byte), "all"
-                out.group_size = self._value(spec["replicas"][0], spec["replicas"][1])
+                out.group_size = self._entry_value(spec["replicas"])
         return out
 
     def _probe(self, kind: str, node: Any, key_span: Span) -> Probe | None:
@@ -528,8 +538,8 @@ class _YamlView:
             if handler not in ("httpGet", "tcpSocket", "grpc", "exec"):
                 continue
             hf = self._pair_map(self._map(value))
-            port = self._value(hf["port"][0], hf["port"][1]) if "port" in hf else None
-            path = self._value(hf["path"][0], hf["path"][1]) if "path" in hf else None
+            port = self._entry_value(hf["port"]) if "port" in hf else None
+            path = self._entry_value(hf["path"]) if "path" in hf else None
             return Probe(kind, port, path, handler, key_span)
         return None
 
@@ -582,12 +592,12 @@ class _YamlView:
         out.shm_anchor = Span(key.start_byte, key.end_byte) if key is not None else None
         sf = self._pair_map(service)
         if "image" in sf:
-            out.image = self._value(sf["image"][0], sf["image"][1])
+            out.image = self._entry_value(sf["image"])
         self._compose_gpus(sf, out)
         self._compose_interpolations(sf, out)
         network = self.ex._scalar_text(sf["network_mode"][0]) if "network_mode" in sf else None
         if "ports" in sf and self._seq(sf["ports"][0]) and network is None:
-            out.published = sf["ports"][1]
+            out.published = self._key_span(sf["ports"])
         ipc = self.ex._scalar_text(sf["ipc"][0]) if "ipc" in sf else None
         if ipc == "host" or "shm_size" in sf:
             out.shm = True
@@ -645,7 +655,7 @@ class _YamlView:
         driver = self.ex._scalar_text(df["driver"][0]) if "driver" in df else None
         name = "amd.com/gpu" if driver == "amd" else "nvidia.com/gpu"
         if "count" in df:
-            v = self._value(df["count"][0], df["count"][1])
+            v = self._entry_value(df["count"])
             if v is not None and v.text != "all":
                 out.gpu_limits = out.gpu_values = [(name, v)]
         elif "device_ids" in df:
@@ -653,7 +663,7 @@ class _YamlView:
             if ids and all(i is not None for i in ids):
                 first, last = ids[0].span, ids[-1].span  # type: ignore[union-attr]
                 out.visible_devices = Value(",".join(i.text for i in ids if i is not None), Span(first.start, last.end),
-                                            df["device_ids"][1])
+                                            self._key_span(df["device_ids"]))
                 out.visible_name = "device_ids"
 
     def _other(self, chain: list[tuple[str, Any]], pos: int) -> Placement:
@@ -711,7 +721,7 @@ class _YamlView:
                     start = pos + len(parts[0][: parts[0].index(name)].encode())
                     names.append(Value(text, Span(start, start + len(name.encode()))))
                 if len(written) == 1 and len(parts) > 1 and parts[-1].isdigit():
-                    count = Value(parts[-1], Span(v.span.end - len(parts[-1].encode()), v.span.end), res[key][1])
+                    count = Value(parts[-1], Span(v.span.end - len(parts[-1].encode()), v.span.end), self._key_span(res[key]))
         if names:
             out.labels.append((f"resources.{key}", names, "task"))
         if count is not None:
