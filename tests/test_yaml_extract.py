@@ -620,3 +620,43 @@ def test_node_at_is_the_descendant_tree_sitter_finds_from_the_root():
         for a in range(n):
             for b in (a + 1, min(a + 7, n)):
                 assert ex._node_at(a, b).id == root.descendant_for_byte_range(a, b).id, (a, b)
+
+
+def test_ascii_bounds_map_bytes_like_the_shell_source():
+    """The ASCII fast path of _remap_config places every byte range where Source.from_word does
+    (characters spread over the file, zero-width ranges, the end of the word)."""
+    from sglang_lsp.findings import Span
+    from sglang_lsp.invocation import Word
+    from sglang_lsp.shell import Source
+    from sglang_lsp.yaml_extract import _ascii_bounds
+
+    text = "tp-size: 8\nmodel: x"
+    spans = [(100 + 2 * i, 101 + 2 * i) if i % 3 else (100 + 2 * i, 100 + 2 * i) for i in range(len(text))]
+    host = Word(text, Span(100, 140), spans)
+    starts, ends = _ascii_bounds(host)
+    src = Source.from_word(host)
+    for a in range(len(text) + 1):
+        for b in range(a - 1, len(text) + 1):
+            mapped = src.span(a, b)
+            assert ((starts[a], ends[b - 1]) if b > a else (starts[a], starts[a])) == (mapped.start, mapped.end)
+    assert _ascii_bounds(Word("é", Span(0, 2), [(0, 2)])) is None
+
+
+def test_parents_are_the_nodes_a_walk_up_visits():
+    """_parents (found down from the document) lists what walking ``.parent`` lists, for the node
+    at every byte of multi-document files, one of them broken."""
+    from sglang_lsp.yaml_extract import _Extractor
+    from sglang_lsp.catalog import load_catalog
+
+    texts = [Path(__file__).parent.joinpath("fixtures/yaml/lws_deepseek.yaml").read_text(encoding="utf-8"),
+             "# head\n---\na: 1\n# between\n---\n- x\n- [y, z]\n...\n---\nk: {a: b\n---\nc: 'd'\n"]
+    for text in texts:
+        ex = _Extractor(Document(text, "x.yaml", "yaml"), None, load_catalog())
+        for a in range(len(ex.data)):
+            node = ex._node_at(a, a + 1)
+            walk = []
+            up = node.parent
+            while up is not None:
+                walk.append(up.id)
+                up = up.parent
+            assert [n.id for n in ex._parents(node)] == walk, a

@@ -369,29 +369,49 @@ class _YamlView:
         self.doc = doc
         self.ex = yaml_reader(doc)  # the file's tree and its YAML helpers (anchors, merge keys, scalars)
         self._memo: dict[int, Placement | None] = {}  # program start → placement (asked by the KB rules and the checks)
-        self._pairs_memo: dict[int, list[tuple[str, Any, Span]]] = {}  # mapping node id → its pairs
+        self._pairs_memo: dict[int, dict[str, tuple[Any, Any, int]]] = {}  # mapping node id → its entries
+        self._up: dict[int, Any] = {}  # node id → its parent (None: the root)
 
     def _value(self, node: Any, key_span: Span | None = None) -> Value | None:
         sc = self.ex._scalar(node)
         if sc is None:
             return None
-        if self.ex._in_hole(sc.spans or [sc.span]) is not None:
+        if self.ex.holes and self.ex._in_hole(sc.spans or [sc.span]) is not None:
             return None  # a template: unknown
         a, b = sc.content_span if sc.style != "plain" else sc.span
         return Value(sc.text, Span(a, b), key_span)
 
     def _pairs(self, mapping: Any) -> list[tuple[str, Any, Span]]:
         """(key, value node, key span) of a mapping, merge keys followed (a merged key's span: the
-        mapping's start). Read once per mapping: the placements of a pod's containers share its spec."""
+        mapping's start)."""
+        return [(k, entry[0], self._key_span(entry)) for k, entry in self._pair_map(mapping).items()]
+
+    def _pair_map(self, mapping: Any) -> dict[str, tuple[Any, Any, int]]:
+        """Key → entry (value node, key node or None, mapping start) of a mapping; the key span of
+        an entry is made when asked (:meth:`_key_span`). Read once per mapping: the placements of
+        a pod's containers share its spec. Not to be changed by the caller."""
         if mapping is None:
-            return []
+            return {}
         got = self._pairs_memo.get(mapping.id)
         if got is None:
-            start = Span(mapping.start_byte, mapping.start_byte)
-            got = self._pairs_memo[mapping.id] = [
-                (k, v, start if key is None else Span(key.start_byte, key.end_byte))
-                for k, (v, key) in self.ex._keyed_fields(mapping).items()]
+            start = mapping.start_byte
+            got = self._pairs_memo[mapping.id] = {k: (v, key, start)
+                                                  for k, (v, key) in self.ex._keyed_fields(mapping).items()}
         return got
+
+    @staticmethod
+    def _key_span(entry: tuple[Any, Any, int]) -> Span:
+        """The key's range of a mapping entry (a key merged in (``<<``): the mapping's start)."""
+        key = entry[1]
+        return Span(entry[2], entry[2]) if key is None else Span(key.start_byte, key.end_byte)
+
+    def _entry_value(self, entry: tuple[Any, Any, int]) -> Value | None:
+        """The scalar value of a mapping entry, with its key's range."""
+        return self._value(entry[0], self._key_span(entry))
+
+    def _fields(self, mapping: Any) -> dict[str, Any]:
+        """Key → value node of a mapping, for the readers that need no key span."""
+        return self.ex._fields(mapping)
 
     def _map(self, node: Any) -> Any:
         target = self.ex._resolve(node)
@@ -404,16 +424,25 @@ class _YamlView:
         return self.ex._items(target)
 
     def _chain(self, pos: int) -> list[tuple[str, Any]]:
-        """(key, pair node) of every mapping pair around byte ``pos``, outermost first."""
+        """(key, pair node) of every mapping pair around byte ``pos``, outermost first (the nodes
+        around it are kept: :meth:`_parent` answers for them)."""
         node = self.ex._node_at(pos, pos + 1)
+        lineage = [node, *self.ex._parents(node)]
         out = []
-        while node is not None:
-            if node.type in ("block_mapping_pair", "flow_pair"):
-                key = self.ex._key(node)
+        for n, up in zip(lineage, lineage[1:]):
+            self._up[n.id] = up
+            if n.type in ("block_mapping_pair", "flow_pair"):
+                key = self.ex._key(n)
                 if key is not None:
-                    out.append((key, node))
-            node = node.parent
+                    out.append((key, n))
         return out[::-1]
+
+    def _parent(self, node: Any) -> Any:
+        """``node.parent``, without py-tree-sitter's search from the root (see ``_parents``)."""
+        if node.id not in self._up:
+            up = self.ex._parents(node)
+            self._up[node.id] = up[0] if up else None
+        return self._up[node.id]
 
     def placement(self, pos: int) -> Placement | None:
         if pos not in self._memo:
@@ -437,90 +466,90 @@ class _YamlView:
 
     def _k8s(self, chain: list[tuple[str, Any]], i: int, single: bool = False) -> Placement:
         # the item mapping of `containers:`, or the mapping of a single container key
-        container = self._map(chain[i][1].child_by_field_name("value")) if single else chain[i + 1][1].parent
-        podspec = chain[i][1].parent
+        container = self._map(chain[i][1].child_by_field_name("value")) if single else self._parent(chain[i + 1][1])
+        podspec = self._parent(chain[i][1])
         out = Placement("kubernetes", container=container.start_byte)
         # (a template alone on its line, like `{{- include "volumes" . | nindent 6 }}`, may sit before the
         # first key of the mapping: look from the key that holds the pod spec)
-        holder = podspec.parent.parent if podspec.parent is not None and podspec.parent.parent is not None else podspec
+        up = self._parent(podspec)
+        holder = self._parent(up) if up is not None and self._parent(up) is not None else podspec
         out.templated = self.ex._overlaps_template(holder.start_byte, podspec.end_byte)
-        cf = {k: (v, ks) for k, v, ks in self._pairs(container)}
+        cf = self._pair_map(container)
         if "image" in cf:
-            out.image = self._value(cf["image"][0], cf["image"][1])
-        name = cf.get("name")
-        out.shm_anchor = (self._value(name[0]).span if name and self._value(name[0]) else
-                          Span(container.start_byte, container.start_byte))
+            out.image = self._entry_value(cf["image"])
+        name = self._value(cf["name"][0]) if "name" in cf else None
+        out.shm_anchor = name.span if name else Span(container.start_byte, container.start_byte)
         resources = self._map(cf["resources"][0]) if "resources" in cf else None
         if resources is not None:
-            rf = {k: (v, ks) for k, v, ks in self._pairs(resources)}
+            rf = self._pair_map(resources)
             for part in ("limits", "requests"):
-                pairs = self._pairs(self._map(rf[part][0])) if part in rf else []
-                got = [(k, self._value(v, ks)) for k, v, ks in pairs]
-                got = [(k, v) for k, v in got if v is not None and (gpu_from_resource(k) is not None)]
+                entries = self._pair_map(self._map(rf[part][0])).items() if part in rf else []
+                got = [(k, self._entry_value(e)) for k, e in entries if gpu_from_resource(k) is not None]
+                got = [(k, v) for k, v in got if v is not None]
                 out.gpu_values += got
                 if got and not out.gpu_limits:
                     out.gpu_limits = got
         if "ports" in cf:
-            out.ports_key = cf["ports"][1]
+            out.ports_key = self._key_span(cf["ports"])
             for item in self._seq(cf["ports"][0]):
-                pf = {k: (v, ks) for k, v, ks in self._pairs(self._map(item))}
-                number = self._value(pf["containerPort"][0], pf["containerPort"][1]) if "containerPort" in pf else None
-                pname = self._value(pf["name"][0], pf["name"][1]) if "name" in pf else None
+                pf = self._pair_map(self._map(item))
+                number = self._entry_value(pf["containerPort"]) if "containerPort" in pf else None
+                pname = self._entry_value(pf["name"]) if "name" in pf else None
                 if number is not None:
                     out.ports.append((number, pname))
         for probe in _PROBES:
             if probe in cf:
-                p = self._probe(probe, cf[probe][0], cf[probe][1])
+                p = self._probe(probe, cf[probe][0], self._key_span(cf[probe]))
                 if p is not None:
                     out.probes.append(p)
         out.shm = None if out.templated and not self._k8s_shm(podspec, cf) else self._k8s_shm(podspec, cf)
         if single and chain[i][0] == "mainContainer" and not out.shm:
             out.shm = None  # the Dynamo operator mounts a memory-backed /dev/shm of its own (`sharedMemory`)
-        pod = {k: (v, ks) for k, v, ks in self._pairs(podspec)}
+        pod = self._fields(podspec)
         if "nodeSelector" in pod:
-            for k, v, ks in self._pairs(self._map(pod["nodeSelector"][0])):
+            for k, v, ks in self._pairs(self._map(pod["nodeSelector"])):
                 val = self._value(v, ks)
                 if val is not None:
                     out.labels.append((k, [val], "nodeSelector"))
         if "affinity" in pod:
-            out.labels += self._affinity(pod["affinity"][0])
+            out.labels += self._affinity(pod["affinity"])
         keys = [k for k, _ in chain]
         if "leaderWorkerTemplate" in keys:
             j = keys.index("leaderWorkerTemplate")
             lwt = self._map(chain[j][1].child_by_field_name("value"))
             out.group = ("lws", chain[j][1].start_byte)
             out.role = "leader" if "leaderTemplate" in keys[j:] else "worker"
-            lf = {k: (v, ks) for k, v, ks in self._pairs(lwt)}
+            lf = self._pair_map(lwt)
             if "size" in lf:
-                out.group_size = self._value(lf["size"][0], lf["size"][1])
+                out.group_size = self._entry_value(lf["size"])
             if out.role == "worker" and "leaderTemplate" not in lf:
                 out.role = "all"  # the worker template serves the leader too
         elif keys[:2] == ["spec", "template"]:
-            top = {k: (v, ks) for k, v, ks in self._pairs(chain[0][1].parent)}
-            spec = {k: (v, ks) for k, v, ks in self._pairs(self._map(top["spec"][0]))} if "spec" in top else {}
-            if "kind" in top and self.ex._scalar_text(top["kind"][0]) == "StatefulSet" and "replicas" in spec:
+            top = self._fields(self._parent(chain[0][1]))
+            spec = self._pair_map(self._map(top["spec"])) if "spec" in top else {}
+            if "kind" in top and self.ex._scalar_text(top["kind"]) == "StatefulSet" and "replicas" in spec:
                 # the pods of a StatefulSet run one template; a multi-node launch spans them
                 out.group, out.role = ("statefulset", chain[0][1].start_byte), "all"
-                out.group_size = self._value(spec["replicas"][0], spec["replicas"][1])
+                out.group_size = self._entry_value(spec["replicas"])
         return out
 
     def _probe(self, kind: str, node: Any, key_span: Span) -> Probe | None:
         m = self._map(node)
         if m is None:
             return None
-        for handler, value, _ in self._pairs(m):
+        for handler, value in self._fields(m).items():
             if handler not in ("httpGet", "tcpSocket", "grpc", "exec"):
                 continue
-            hf = {k: (v, ks) for k, v, ks in self._pairs(self._map(value))}
-            port = self._value(hf["port"][0], hf["port"][1]) if "port" in hf else None
-            path = self._value(hf["path"][0], hf["path"][1]) if "path" in hf else None
+            hf = self._pair_map(self._map(value))
+            port = self._entry_value(hf["port"]) if "port" in hf else None
+            path = self._entry_value(hf["path"]) if "path" in hf else None
             return Probe(kind, port, path, handler, key_span)
         return None
 
     def _k8s_shm(self, podspec: Any, cf: dict) -> bool | None:
-        mounts = [{k: v for k, v, _ in self._pairs(self._map(m))} for m in self._seq(cf["volumeMounts"][0])] \
+        mounts = [self._fields(self._map(m)) for m in self._seq(cf["volumeMounts"][0])] \
             if "volumeMounts" in cf else []
-        pod = {k: v for k, v, _ in self._pairs(podspec)}
+        pod = self._fields(podspec)
         if pod.get("hostIPC") is not None and (self.ex._scalar_text(pod["hostIPC"]) or "").lower() == "true":
             return True
         names = set()
@@ -533,22 +562,22 @@ class _YamlView:
         if not names:
             return False
         for vol in self._seq(pod.get("volumes")):
-            vf = {k: v for k, v, _ in self._pairs(self._map(vol))}
+            vf = self._fields(self._map(vol))
             if self.ex._scalar_text(vf.get("name")) in names:
                 return True  # an emptyDir (memory or disk) or host path mounted there: sglang only needs room
         return None
 
     def _affinity(self, node: Any) -> list[tuple[str, list[Value], str]]:
         out = []
-        af = {k: v for k, v, _ in self._pairs(self._map(node))}
-        na = {k: v for k, v, _ in self._pairs(self._map(af.get("nodeAffinity")))}
-        req = {k: v for k, v, _ in self._pairs(self._map(na.get("requiredDuringSchedulingIgnoredDuringExecution")))}
+        af = self._fields(self._map(node))
+        na = self._fields(self._map(af.get("nodeAffinity")))
+        req = self._fields(self._map(na.get("requiredDuringSchedulingIgnoredDuringExecution")))
         terms = self._seq(req.get("nodeSelectorTerms"))
         if len(terms) != 1:
             return out  # terms are ORed: several of them leave the node open
-        tf = {k: v for k, v, _ in self._pairs(self._map(terms[0]))}
+        tf = self._fields(self._map(terms[0]))
         for expr in self._seq(tf.get("matchExpressions")):
-            ef = {k: v for k, v, _ in self._pairs(self._map(expr))}
+            ef = self._fields(self._map(expr))
             key, op = self.ex._scalar_text(ef.get("key")), self.ex._scalar_text(ef.get("operator"))
             if key is None or op != "In":
                 continue
@@ -564,14 +593,14 @@ class _YamlView:
         out = Placement("compose")
         key = service_pair.child_by_field_name("key")
         out.shm_anchor = Span(key.start_byte, key.end_byte) if key is not None else None
-        sf = {k: (v, ks) for k, v, ks in self._pairs(service)}
+        sf = self._pair_map(service)
         if "image" in sf:
-            out.image = self._value(sf["image"][0], sf["image"][1])
+            out.image = self._entry_value(sf["image"])
         self._compose_gpus(sf, out)
         self._compose_interpolations(sf, out)
         network = self.ex._scalar_text(sf["network_mode"][0]) if "network_mode" in sf else None
         if "ports" in sf and self._seq(sf["ports"][0]) and network is None:
-            out.published = sf["ports"][1]
+            out.published = self._key_span(sf["ports"])
         ipc = self.ex._scalar_text(sf["ipc"][0]) if "ipc" in sf else None
         if ipc == "host" or "shm_size" in sf:
             out.shm = True
@@ -613,13 +642,13 @@ class _YamlView:
 
     def _compose_gpus(self, sf: dict, out: Placement) -> None:
         """`deploy.resources.reservations.devices` with the `gpu` capability: `count` or `device_ids`."""
-        deploy = {k: v for k, v, _ in self._pairs(self._map(sf["deploy"][0]))} if "deploy" in sf else {}
-        res = {k: v for k, v, _ in self._pairs(self._map(deploy.get("resources")))}
-        rsv = {k: v for k, v, _ in self._pairs(self._map(res.get("reservations")))}
+        deploy = self._fields(self._map(sf["deploy"][0])) if "deploy" in sf else {}
+        res = self._fields(self._map(deploy.get("resources")))
+        rsv = self._fields(self._map(res.get("reservations")))
         devices = self._seq(rsv.get("devices"))
         gpu_devices = []
         for dev in devices:
-            df = {k: (v, ks) for k, v, ks in self._pairs(self._map(dev))}
+            df = self._pair_map(self._map(dev))
             caps = [self.ex._scalar_text(c) for c in self._seq(df["capabilities"][0])] if "capabilities" in df else []
             if "gpu" in caps:
                 gpu_devices.append(df)
@@ -629,7 +658,7 @@ class _YamlView:
         driver = self.ex._scalar_text(df["driver"][0]) if "driver" in df else None
         name = "amd.com/gpu" if driver == "amd" else "nvidia.com/gpu"
         if "count" in df:
-            v = self._value(df["count"][0], df["count"][1])
+            v = self._entry_value(df["count"])
             if v is not None and v.text != "all":
                 out.gpu_limits = out.gpu_values = [(name, v)]
         elif "device_ids" in df:
@@ -637,7 +666,7 @@ class _YamlView:
             if ids and all(i is not None for i in ids):
                 first, last = ids[0].span, ids[-1].span  # type: ignore[union-attr]
                 out.visible_devices = Value(",".join(i.text for i in ids if i is not None), Span(first.start, last.end),
-                                            df["device_ids"][1])
+                                            self._key_span(df["device_ids"]))
                 out.visible_name = "device_ids"
 
     def _other(self, chain: list[tuple[str, Any]], pos: int) -> Placement:
@@ -649,7 +678,7 @@ class _YamlView:
         out = Placement("yaml")
         self._task_gpus(chain, out)
         for _, pair in reversed(chain):
-            mapping = pair.parent
+            mapping = self._parent(pair)
             for k, v, ks in self._pairs(mapping):
                 if k in ("image", "image_id") and out.image is None:
                     val = self._value(v, ks)
@@ -667,8 +696,8 @@ class _YamlView:
         GPUs of each node. A memory size alone (`24GB`) or a range (`1..8`) names no GPU or count."""
         if not chain:
             return
-        top = {k: v for k, v, _ in self._pairs(chain[0][1].parent)}
-        res = {k: (v, ks) for k, v, ks in self._pairs(self._map(top.get("resources")))}
+        top = self._fields(self._parent(chain[0][1]))
+        res = self._pair_map(self._map(top.get("resources")))
         key = next((k for k in ("accelerators", "gpus", "gpu") if k in res), None)
         if key is None:
             return
@@ -695,7 +724,7 @@ class _YamlView:
                     start = pos + len(parts[0][: parts[0].index(name)].encode())
                     names.append(Value(text, Span(start, start + len(name.encode()))))
                 if len(written) == 1 and len(parts) > 1 and parts[-1].isdigit():
-                    count = Value(parts[-1], Span(v.span.end - len(parts[-1].encode()), v.span.end), res[key][1])
+                    count = Value(parts[-1], Span(v.span.end - len(parts[-1].encode()), v.span.end), self._key_span(res[key]))
         if names:
             out.labels.append((f"resources.{key}", names, "task"))
         if count is not None:
@@ -705,10 +734,8 @@ class _YamlView:
         """The placement of a launch that a script in a YAML string (a CI step's `run:`) starts
         with `docker run … IMAGE python -m sglang…`, read like a shell script's, with every range
         mapped back to the YAML file; ``None`` when the launch is not in a `docker run`."""
-        node = self.ex._node_at(pos, pos + 1)
-        while node is not None and node.type not in ("block_scalar", "plain_scalar", "double_quote_scalar",
-                                                     "single_quote_scalar"):
-            node = node.parent
+        node = self.ex._around(self.ex._node_at(pos, pos + 1), ("block_scalar", "plain_scalar",
+                                                                  "double_quote_scalar", "single_quote_scalar"))
         sc = self.ex._scalar(node) if node is not None else None
         if sc is None or not sc.spans or not re.search(r"\b(?:docker|podman)\b", sc.text):
             return None

@@ -38,7 +38,7 @@ import itertools
 import operator
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -233,6 +233,7 @@ class _Extractor:
         self.scan = YamlScan(templated=bool(self.templates))
         self.holes: list[tuple[int, int]] = list(self.templates)  # ranges whose value is unknown
         self.consumed: list[tuple[int, int]] = []  # scalars already read as commands
+        self._consumed_index: tuple[list[int], list[int]] = ([], [])  # sorted starts, furthest end up to each
         self.tree = queries.parser("yaml").parse(self.data)
         self._anchors: dict[str, list[ts.Node]] | None = None
         # mapping node id → its fields (the tree's structure: shared with the readers of yaml_reader)
@@ -264,7 +265,9 @@ class _Extractor:
             keys = _line_matches(_SERVICES_KEY, _SERVICES_TEXT, self.data)
             for node in self._query_at(keys, ("document",), "compose_services", "service"):
                 relevant |= self._service(node)
-            for node in self._query_at(_LAUNCH_BYTES.finditer(self.data), _SCALARS, "embedded_shell", "script"):
+            # (a string already read as a container's or service's command is not read again)
+            for node in self._query_at(_LAUNCH_BYTES.finditer(self.data), _SCALARS, "embedded_shell", "script",
+                                       skip=self._is_consumed):
                 relevant |= self._embedded(node)
         relevant |= self._config_document(root)
         relevant |= bool(self.scan.configs)
@@ -277,23 +280,24 @@ class _Extractor:
 
     # --- helpers on nodes ----------------------------------------------------------------
 
-    def _query_at(self, where: Iterable[re.Match], types: tuple[str, ...], purpose: str, capture: str) -> list[ts.Node]:
+    def _query_at(self, where: Iterable[re.Match], types: tuple[str, ...], purpose: str, capture: str,
+                  skip: Callable[[ts.Node], bool] | None = None) -> list[ts.Node]:
         """Captures of a query, run only on the nodes (of ``types``) around the byte matches
-        ``where``: a query over the whole tree of a long manifest costs as much as parsing it
-        again, and these keys and texts are rare."""
+        ``where`` (not on those ``skip`` says): a query over the whole tree of a long manifest
+        costs as much as parsing it again, and these keys and texts are rare."""
         seen: dict[int, ts.Node] = {}
         found: dict[int, ts.Node] = {}
         query = queries.query("yaml", purpose)
         for m in where:
             a, b = m.span(m.lastindex or 0)
-            node = self._node_at(a, b)
-            while node is not None and node.type not in types:
-                node = node.parent
+            node = self._around(self._node_at(a, b), types)
             if node is None or node.id in seen:
                 continue
             seen[node.id] = node
             if types == ("block_mapping_pair",) and not self._mentions_sglang(node):
                 continue  # an unrelated pod spec: nothing to look at
+            if skip is not None and skip(node):
+                continue
             cursor = ts.QueryCursor(query)
             cursor.set_max_start_depth(0)
             for n in cursor.captures(node).get(capture, []):
@@ -313,6 +317,42 @@ class _Extractor:
             if top.end_byte >= b:  # (the first child tree-sitter would step into from the root)
                 return top.descendant_for_byte_range(a, b)
         return self.tree.root_node.descendant_for_byte_range(a, b)
+
+    def _parents(self, node: ts.Node) -> list[ts.Node]:
+        """The nodes around ``node``, innermost first up to the root: what a walk up ``.parent``
+        visits. ``.parent`` searches down from the root every time, through every document before
+        the node (tens of microseconds a step late in a long manifest); here the path is found
+        once, down from the node's document (``child_with_descendant``)."""
+        a, b = node.start_byte, node.end_byte
+        if self._tops is None:
+            self._node_at(a, b)
+        k = bisect.bisect_right(self._top_starts, a) - 1
+        if a < b and k >= 0:  # (an empty node may touch several documents: the walk up decides)
+            top = self._tops[k]
+            path = [top]
+            cur: ts.Node | None = top
+            while cur is not None and cur.id != node.id:
+                cur = cur.child_with_descendant(node)
+                if cur is not None and cur.id != node.id:
+                    path.append(cur)
+            if cur is not None:  # (else the node is no descendant of that document)
+                path.reverse()
+                return ([] if top.id == node.id else path) + [self.tree.root_node]
+        out = []
+        up = node.parent
+        while up is not None:
+            out.append(up)
+            up = up.parent
+        return out
+
+    def _around(self, node: ts.Node | None, types: tuple[str, ...], parents_only: bool = False) -> ts.Node | None:
+        """The innermost of ``node`` (unless ``parents_only``) and the nodes around it that has one
+        of ``types``."""
+        if node is None:
+            return None
+        if not parents_only and node.type in types:
+            return node
+        return next((n for n in self._parents(node) if n.type in types), None)
 
     def _mentions_sglang(self, node: ts.Node) -> bool:
         region = self.data[node.start_byte : node.end_byte]
@@ -432,15 +472,10 @@ class _Extractor:
                 out.append(item)
         return out
 
-    @staticmethod
-    def _indent(node: ts.Node) -> int:
+    def _indent(self, node: ts.Node) -> int:
         """Column of the block collection a node sits in (what indentation indicators count from)."""
-        n = node.parent
-        while n is not None:
-            if n.type in ("block_mapping", "block_sequence"):
-                return n.start_point[1]
-            n = n.parent
-        return -1
+        n = self._around(node, ("block_mapping", "block_sequence"), parents_only=True)
+        return -1 if n is None else n.start_point[1]
 
     def _scalar(self, node: ts.Node | None) -> Scalar | None:
         return self._scalar_of(self._resolve(node))
@@ -487,7 +522,15 @@ class _Extractor:
         return any(s < b and a < e for s, e in self.templates)
 
     def _is_consumed(self, node: ts.Node) -> bool:
-        return any(a <= node.start_byte and node.end_byte <= b for a, b in self.consumed)
+        """Whether ``node`` lies inside a range already read as a command (a bisect: the generic
+        scan asks for every launch text of the file, and each container adds ranges)."""
+        if len(self._consumed_index[0]) != len(self.consumed):
+            ranges = sorted(self.consumed)
+            ends = list(itertools.accumulate((b for _, b in ranges), max))  # furthest end so far
+            self._consumed_index = ([a for a, _ in ranges], ends)
+        starts, ends = self._consumed_index
+        k = bisect.bisect_right(starts, node.start_byte)  # the ranges that start before the node
+        return k > 0 and node.end_byte <= ends[k - 1]
 
     # --- Kubernetes containers -------------------------------------------------------------
 
@@ -538,7 +581,8 @@ class _Extractor:
                 words.append(Word(None, Span(item.start_byte, item.end_byte), None, None, "", "yaml", whole=True))
                 continue
             a, b = sc.content_span if sc.style != "plain" else sc.span
-            t = self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=False, injected=injected)
+            t = sc if "$" not in sc.text else \
+                self._k8s_expand(_Text(sc.text, sc.spans), env, env_open, kind, refs, shell=False, injected=injected)
             words.append(Word(t.text, Span(a, b), _owned(t.spans), _QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
         match = match_launch(words)
         if match is None:
@@ -620,8 +664,7 @@ class _Extractor:
         """``LWS_GROUP_SIZE`` of the LeaderWorkerSet around a container: the ``size`` of its
         ``leaderWorkerTemplate`` when the file writes it as a number (the LWS controller sets the
         variable to it; ``LWS_LEADER_ADDRESS`` and ``LWS_WORKER_INDEX`` stay unknown)."""
-        n = node.parent
-        while n is not None:
+        for n in self._parents(node):
             if n.type == "block_mapping_pair" and self._key(n) == "leaderWorkerTemplate":
                 mapping = self._resolve(n.child_by_field_name("value"))
                 size = self._fields(mapping).get("size") if mapping is not None else None
@@ -629,7 +672,6 @@ class _Extractor:
                 if sc is None or sc.style != "plain" or not sc.text.isdigit() or self._in_hole(sc.spans) is not None:
                     return None
                 return {"LWS_GROUP_SIZE": sc.text}
-            n = n.parent
         return None
 
     def _report(self, findings: list[Finding]) -> bool:
@@ -651,9 +693,7 @@ class _Extractor:
             pos = starts[k]
             m = self._kinds[pos]
             if isinstance(m, re.Match):  # the object this `kind:` belongs to, found once
-                n = self._node_at(m.start(1), m.end(1))
-                while n is not None and n.type not in ("block_mapping", "flow_mapping"):
-                    n = n.parent
+                n = self._around(self._node_at(m.start(1), m.end(1)), ("block_mapping", "flow_mapping"))
                 m = self._kinds[pos] = (n.start_byte, n.end_byte, m.group(1).decode()) if n is not None else None
             if m is not None and m[0] <= node.start_byte and node.end_byte <= m[1]:
                 inside.append(m)
@@ -722,13 +762,14 @@ class _Extractor:
         out_spans: CharSpans = []
         i, n = 0, len(text)
         while i < n:
-            ch = text[i]
-            if ch != "$" or i + 1 >= n:
-                out.append(ch)
-                out_spans.append(spans[i])
-                i += 1
+            j = text.find("$", i, n - 1)  # (a `$` at the very end is a character like any other)
+            if j != i:  # the text up to the next `$`, as it is
+                j = n if j == -1 else j
+                out.append(text[i:j])
+                out_spans.extend(spans[i:j])
+                i = j
                 continue
-            nxt = text[i + 1]
+            ch, nxt = "$", text[i + 1]
             if nxt == "$":
                 out.append("$")
                 out_spans.append((spans[i][0], spans[i + 1][1]))
@@ -1065,9 +1106,10 @@ class _Extractor:
     def _embedded(self, node: ts.Node) -> bool:
         if self._is_consumed(node):
             return False
-        parent = node.parent
-        if parent is not None and parent.parent is not None and parent.parent.type in ("block_mapping_pair", "flow_pair"):
-            pair = parent.parent
+        up = self._parents(node)
+        parent = up[0] if up else None
+        if len(up) > 1 and up[1].type in ("block_mapping_pair", "flow_pair"):
+            pair = up[1]
             if pair.child_by_field_name("key") is not None and pair.child_by_field_name("key").id == parent.id:
                 return False  # a mapping key
         sc = scalar(self.data, node, self._indent(node))
@@ -1106,8 +1148,7 @@ class _Extractor:
         (GitHub Actions step/job/workflow, SkyPilot task, GitLab job); the nearest wins."""
         text: dict[str, str | None] = {}
         words: dict[str, Word | None] = {}
-        n = node.parent
-        while n is not None:
+        for n in self._parents(node):
             if n.type in ("block_mapping", "flow_mapping"):
                 f = self._fields(n)
                 for key in _ENV_KEYS:
@@ -1116,7 +1157,6 @@ class _Extractor:
                         for k in t:
                             text.setdefault(k, t[k])
                             words.setdefault(k, w[k])
-            n = n.parent
         return text, words
 
     def _mapping_env(self, node: ts.Node | None) -> tuple[dict[str, str | None], dict[str, Word | None]]:
@@ -1160,9 +1200,7 @@ class _Extractor:
         for m in self._kind_keys():
             if m.group(1) != b"ConfigMap":
                 continue
-            top = self._node_at(m.start(1), m.end(1))
-            while top is not None and top.type not in ("block_mapping", "flow_mapping"):
-                top = top.parent
+            top = self._around(self._node_at(m.start(1), m.end(1)), ("block_mapping", "flow_mapping"))
             if top is None:
                 continue
             f = self._fields(top)
@@ -1248,8 +1286,8 @@ class _Extractor:
         seen = set()
         for t, compose in self._command_texts:
             text, spans = t.text, t.spans
-            for i in range(len(text) - 1):
-                if text[i] != "\\" or (i and text[i - 1] == "\\") or spans[i] in seen:
+            for i in _positions(text, "\\", len(text) - 1):
+                if (i and text[i - 1] == "\\") or spans[i] in seen:
                     continue
                 nxt_char = text[i + 1]
                 s, e = spans[i + 1]
@@ -1320,15 +1358,19 @@ class _Extractor:
         for m in re.finditer(rb"^ *(\t)", data, re.M):
             pos = m.start(1)
             node = self._node_at(pos, pos + 1)
-            inside_block = False
-            while node is not None:
-                if node.type == "block_scalar" and not node.has_error and node.start_byte < pos:
-                    inside_block = True
-                    break
-                node = node.parent
+            inside_block = any(n.type == "block_scalar" and not n.has_error and n.start_byte < pos
+                               for n in [node, *self._parents(node)])
             if not inside_block:
                 return Span(pos, pos + 1)
         return None
+
+
+def _positions(text: str, ch: str, end: int) -> Iterator[int]:
+    """Every index of ``ch`` in ``text[:end]``."""
+    i = text.find(ch, 0, end)
+    while i != -1:
+        yield i
+        i = text.find(ch, i + 1, end)
 
 
 def _owned(spans: CharSpans) -> CharSpans:
@@ -1354,16 +1396,24 @@ def _first_error(node: ts.Node) -> ts.Node | None:
 
 def _remap_config(cfg: ConfigFile, host: Word) -> None:
     """Move the spans of a config read from a YAML string's text onto the YAML file's bytes."""
-    src = Source.from_word(host)
+    bounds = _ascii_bounds(host)
+    if bounds is None:
+        src = Source.from_word(host)
+
+        def pair(a: int, b: int) -> tuple[int, int]:
+            mapped = src.span(a, b)
+            return mapped.start, mapped.end
+    else:
+        starts, ends = bounds
+
+        def pair(a: int, b: int) -> tuple[int, int]:  # (what Source.from_word(host).span gives)
+            return (starts[a], ends[b - 1]) if b > a else (starts[a], starts[a])
 
     def span(sp: Span) -> Span:
-        mapped = src.span(sp.start, sp.end)
-        return Span(mapped.start, mapped.end, host.span.path)
+        return Span(*pair(sp.start, sp.end), host.span.path)
 
     def chars(cs: CharSpans | None) -> CharSpans | None:
-        if cs is None:
-            return None
-        return [(m.start, m.end) for m in (src.span(s, e) for s, e in cs)]
+        return None if cs is None else [pair(s, e) for s, e in cs]
 
     for i, w in enumerate(cfg.words):
         cfg.words[i] = Word(w.text, span(w.span), chars(w.char_spans), w.quote, w.known_prefix, w.origin, w.config_key)
@@ -1371,3 +1421,15 @@ def _remap_config(cfg: ConfigFile, host: Word) -> None:
         f.span = span(f.span)
         f.related = [(span(s), m) for s, m in f.related]
     cfg.keys = [(k, span(s)) for k, s in cfg.keys]
+
+
+def _ascii_bounds(host: Word) -> tuple[list[int], list[int]] | None:
+    """Where each byte of an ASCII word's text starts and ends in the file, with the end of the
+    word after the last one (the map :meth:`.shell.Source.from_word` builds); ``None`` for other
+    text (several bytes a character)."""
+    text = host.text or ""
+    if not text.isascii():
+        return None
+    spans = host.char_spans or [(host.span.start, host.span.end)] * len(text)
+    end = spans[-1][1] if spans else host.span.start
+    return [min(p) for p in spans] + [end], [p[1] for p in spans] + [end]
