@@ -18,6 +18,9 @@ passes (median reported):
 * unrelated: the full check of a manifest of the same size that launches no sglang (the
   byte-level pre-check should make it cost next to nothing).
 
+Then it checks ``--runs`` manifests generated with other seeds, each once (bare and full): files
+this interpreter has never seen, so a cache keyed by contents cannot make them cheaper.
+
 Usage (from the repository root)::
 
     python bench/bench_yaml.py
@@ -214,7 +217,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"    {'unrelated manifest, bare parse':<52}{_fmt(mub)}")
         print(f"    {'unrelated manifest, full check (pre-check only)':<52}{_fmt(mu)}")
         print(f"    {'ratio unrelated full / bare':<52}{mu / mub:9.2f} x")
-        print(f"    ({args.runs} runs each)\n")
+        print(f"    ({args.runs} runs each)")
+        # the same on manifests this interpreter has never seen (other seeds), each checked once:
+        # a cache keyed by a file's or a launch's contents would make the repeated passes above
+        # cheaper than these
+        ub, uf = [], []
+        for i in range(args.runs):
+            fresh = Path(tmp) / f"unseen_{i}.yaml"
+            fresh.write_text(generate(args.lines, args.seed + 1 + i), encoding="utf-8")
+            t0 = time.perf_counter()
+            bare(fresh)
+            t1 = time.perf_counter()
+            full(fresh)
+            ub.append(t1 - t0)
+            uf.append(time.perf_counter() - t1)
+        mub2, muf2 = statistics.median(ub), statistics.median(uf)
+        print(f"    ({args.runs} unseen manifests, once each: bare {_fmt(mub2).strip()}, full {_fmt(muf2).strip()}, "
+              f"ratio {muf2 / mub2:.2f} x)\n")
         if args.profile:
             prof = cProfile.Profile()
             prof.enable()
