@@ -149,12 +149,9 @@ def diagnostic(finding: Finding, result: Result, uri: str, version: int | None, 
 
 
 def diagnostics(result: Result, uri: str, version: int | None, encoding: str) -> list[types.Diagnostic]:
-    out = []
-    for finding in result.findings:
-        d = diagnostic(finding, result, uri, version, encoding)
-        if d is not None:
-            out.append(d)
-    return out
+    """The diagnostics of the findings in the document itself (a finding in another file, such as
+    a ``--config`` file, is shown there by its own check)."""
+    return [d for d in (diagnostic(f, result, uri, version, encoding) for f in result.findings) if d is not None]
 
 
 # --- findings → diagnostics as JSON (the push path) ----------------------------------------
@@ -202,12 +199,7 @@ def diagnostic_json(finding: Finding, result: Result, uri: str, version: int | N
 
 def diagnostics_json(result: Result, uri: str, version: int | None, encoding: str) -> list[dict]:
     """The ``diagnostics`` of a ``textDocument/publishDiagnostics`` notification, as JSON."""
-    out = []
-    for finding in result.findings:
-        d = diagnostic_json(finding, result, uri, version, encoding)
-        if d is not None:
-            out.append(d)
-    return out
+    return [d for d in (diagnostic_json(f, result, uri, version, encoding) for f in result.findings) if d is not None]
 
 
 # --- fixes → workspace edits -------------------------------------------------------------
