@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import logging
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import file_context, queries
+from . import file_context, logger, queries
 from .argv import FlagUse, ParsedArgs
 from .deployment_checks import deployment_findings
 from .document import Document
@@ -49,7 +48,7 @@ from .kb_engine import add_inferred
 from .shell import ShellScript, Source, extract
 from .shell_checks import continuation_findings, explain_placeholders, unassigned_variable_findings
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 MAX_STEPS = 1000  # edits mapped back to the scope's tree before a full check builds a new one
 _CLOBBERING_COMMANDS = {b"read", b"source", b".", b"eval"}
