@@ -1237,11 +1237,16 @@ def _add_edits(inv: Invocation | None, parsed: ParsedArgs, flag: str, value: str
 # explain: sglang's messages in a log → rules
 
 
-@dataclass
 class Explained:
-    rule: KbRule
-    message: str  # the line of the log that matched
-    line: int  # 1-based line in the log
+    """A rule whose sglang message a log line shows (a plain class: a dataclass costs a cold
+    ``sglang-lsp check`` about half a millisecond to build, and checks never make one)."""
+
+    __slots__ = ("rule", "message", "line")
+
+    def __init__(self, rule: KbRule, message: str, line: int):
+        self.rule = rule
+        self.message = message  # the line of the log that matched
+        self.line = line  # 1-based line in the log
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -1376,11 +1381,16 @@ def _launch_setup(parsed: ParsedArgs, inv: Invocation | None, result: Any,
 AUTO_SELECTED = {"attention_backend": "--attention-backend", "chunked_prefill_size": "--chunked-prefill-size"}
 
 
-@dataclass
 class AutoChoice:
-    flag: str  # the flag sglang fills in
-    value: Any  # what it picks
-    use: FlagUse | None  # the flag as written (`auto`), or None when the launch leaves it unset
+    """A value sglang picks at start-up for a flag left unset or ``auto`` (a plain class: a
+    dataclass costs a cold ``sglang-lsp check`` about half a millisecond to build)."""
+
+    __slots__ = ("flag", "value", "use")
+
+    def __init__(self, flag: str, value: Any, use: FlagUse | None):
+        self.flag = flag  # the flag sglang fills in
+        self.value = value  # what it picks
+        self.use = use  # the flag as written (`auto`), or None when the launch leaves it unset
 
 
 def auto_selected(parsed: ParsedArgs, inv: Invocation | None, result: Any) -> list[AutoChoice]:
