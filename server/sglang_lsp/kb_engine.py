@@ -17,7 +17,7 @@ import operator
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import conditions, logger
@@ -1272,19 +1272,22 @@ def explain_text(text: str) -> list[Explained]:
 # the engine's entry point
 
 
-@dataclass
 class LaunchTarget:
     """What one launch runs on, with where each value came from (``sources``: key → the level
     that decided it: ``setting``, ``directive``, ``inferred`` or ``config``; ``origins``: key →
     the winning value's :class:`~sglang_lsp.precedence.Origin`; ``inferred``: what the file
-    itself suggests, whether or not it won)."""
+    itself suggests, whether or not it won). A plain class: a dataclass costs a cold
+    ``sglang-lsp check`` about half a millisecond to build."""
 
-    gpu: str | None = None
-    gpu_class: GpuClass | None = None
-    sglang_version: str | None = None
-    sources: dict[str, str] = field(default_factory=dict)
-    origins: dict[str, Any] = field(default_factory=dict)
-    inferred: dict[str, Inferred] = field(default_factory=dict)
+    __slots__ = ("gpu", "gpu_class", "sglang_version", "sources", "origins", "inferred")
+
+    def __init__(self):
+        self.gpu: str | None = None
+        self.gpu_class: GpuClass | None = None
+        self.sglang_version: str | None = None
+        self.sources: dict[str, str] = {}
+        self.origins: dict[str, Any] = {}
+        self.inferred: dict[str, Inferred] = {}
 
 
 _SOURCE_OF_KIND = {"cli": "setting", "setting": "setting", "directive": "directive", "inferred": "inferred",
