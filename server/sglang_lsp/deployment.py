@@ -24,7 +24,7 @@ import functools
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import logger
 from .context import PROFILES, GpuClass, GpuProfile, gpu_profile, vendor_class
@@ -38,10 +38,10 @@ log = logger(__name__)
 # inferred values
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(NamedTuple):
     """Where an inferred value was read: a range of the file and what it is, e.g.
-    ``nodeSelector `nvidia.com/gpu.product```."""
+    ``nodeSelector `nvidia.com/gpu.product```. (A named tuple rather than a frozen dataclass: one
+    costs a cold ``sglang-lsp check`` about a millisecond to build.)"""
 
     span: Span
     source: str
@@ -54,8 +54,9 @@ class Origin:
         return f"{self.source} (line {line})"
 
 
-@dataclass(frozen=True)
-class Inferred:
+class Inferred(NamedTuple):
+    """A value read from the file, with where (a named tuple, like :class:`Origin`)."""
+
     value: Any
     origin: Origin
 
@@ -166,8 +167,9 @@ _IMAGE = re.compile(r"^(?P<repo>(?:[\w.-]+(?::\d+)?/)*[\w.-]*sglang[\w.-]*)(?::(
 _VERSION_TAG = re.compile(r"^v?(?P<v>\d+\.\d+\.\d+(?:\.post\d+)?)(?:[-_].*)?$")
 
 
-@dataclass(frozen=True)
-class ImageFacts:
+class ImageFacts(NamedTuple):
+    """What an sglang image reference says (a named tuple, like :class:`Origin`)."""
+
     version: str | None  # sglang version named by the tag (None: `latest`, `dev`, a digest, …)
     gpu: GpuClass | None
     gpu_note: str = ""

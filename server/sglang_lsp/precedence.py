@@ -22,8 +22,7 @@ Keys: ``gpu``, ``sglang-version``, ``model`` (the checkpoint directory to read),
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .findings import Span
 
@@ -31,8 +30,10 @@ KIND_RANK = {"cli": 5, "setting": 5, "directive": 4, "inferred": 3, "config": 2}
 KINDS = tuple(KIND_RANK)
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(NamedTuple):
+    """Where a context value comes from (a named tuple rather than a frozen dataclass: one costs
+    a cold ``sglang-lsp check`` about a millisecond to build)."""
+
     kind: str  # cli | setting | directive | inferred | config
     path: str | None = None  # the file the value is written in (None: the checked file, or no file)
     line: int | None = None  # 1-based
@@ -46,8 +47,9 @@ class Origin:
         return ", ".join(parts)
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):
+    """One value of a context key, from one level (a named tuple, like :class:`Origin`)."""
+
     key: str
     value: Any
     origin: Origin
