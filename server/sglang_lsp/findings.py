@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 
 class Severity(str, Enum):
@@ -33,23 +34,28 @@ class Applicability(str, Enum):
     DISPLAY = "display"
 
 
-@dataclass(frozen=True)
-class Span:
-    """A byte range ``[start, end)`` in the document at ``path`` (``None`` = the checked file)."""
+class Span(NamedTuple):
+    """A byte range ``[start, end)`` in the document at ``path`` (``None`` = the checked file).
+
+    ``Span``, ``Edit`` and ``Fix`` are named tuples rather than frozen dataclasses: immutable,
+    hashable and compared by value all the same, but a frozen dataclass costs a cold
+    ``sglang-lsp check`` about a millisecond to build, and a named tuple a fifth of that."""
 
     start: int
     end: int
     path: str | None = None
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(NamedTuple):
+    """Replace the text of ``span`` with ``new_text``."""
+
     span: Span
     new_text: str
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(NamedTuple):
+    """A titled set of edits, applied together, with its safety."""
+
     title: str
     applicability: Applicability
     edits: tuple[Edit, ...]
