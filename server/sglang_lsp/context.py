@@ -474,17 +474,23 @@ def model_facts(directory: str) -> ModelFacts | None:
 UNKNOWN_MODEL: dict[str, Any] = {"known": UNKNOWN, "dummy": False}
 
 
-@dataclass
 class Context:
-    """Facts about one launch that do not come from its flags."""
+    """Facts about one launch that do not come from its flags. (A plain class: it is never
+    compared, hashed or copied, and a dataclass costs a cold ``sglang-lsp check`` about half a
+    millisecond to build.)"""
 
-    gpu: GpuProfile | None = None
-    gpu_class: GpuClass | None = None  # when only a set of GPUs is known (gpu is None then)
-    model: ModelFacts | None = None
-    model_dummy: bool = False  # --model-path dummy/none: sglang skips every model-dependent check
-    env: dict[str, str | None] = field(default_factory=dict)  # set in the file; None = set to an unknown value
-    sglang_version: str | None = None
-    draft_model: ModelFacts | None = None
+    __slots__ = ("gpu", "gpu_class", "model", "model_dummy", "env", "sglang_version", "draft_model")
+
+    def __init__(self, gpu: GpuProfile | None = None, gpu_class: GpuClass | None = None,
+                 model: ModelFacts | None = None, model_dummy: bool = False, env: dict[str, str | None] | None = None,
+                 sglang_version: str | None = None, draft_model: ModelFacts | None = None):
+        self.gpu = gpu
+        self.gpu_class = gpu_class  # when only a set of GPUs is known (gpu is None then)
+        self.model = model
+        self.model_dummy = model_dummy  # --model-path dummy/none: sglang skips every model-dependent check
+        self.env = {} if env is None else env  # set in the file; None = set to an unknown value
+        self.sglang_version = sglang_version
+        self.draft_model = draft_model
 
     def gpu_facts(self) -> dict[str, Any]:
         if self.gpu is not None:

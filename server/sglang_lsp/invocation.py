@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .findings import Span
 
@@ -95,20 +95,25 @@ class Word:
         return self.known_prefix + "…"
 
 
-@dataclass
 class Invocation:
-    """One launch of sglang found in a file."""
+    """One launch of sglang found in a file. (A plain class: it is never compared, hashed or
+    copied, and a dataclass costs a cold ``sglang-lsp check`` about half a millisecond to build.
+    Without ``__slots__``: a launch may be given an ``sglang_version`` of its own, which the
+    engine reads with ``getattr``.)"""
 
-    kind: str  # "server" | "router"
-    program: list[Word]  # the words that start sglang, e.g. python3 -m sglang.launch_server
-    args: list[Word]  # everything after them
-    span: Span  # the whole command
-    open: bool = False  # an unknown expansion may hide further arguments
-    env: dict[str, str | None] = field(default_factory=dict)  # prefix / exported variables
-    base_dir: str | None = None  # directory relative paths (e.g. --config) resolve against
-    nested: bool = False  # found inside an `sh -c` string
-    # `$name` / `${name}` expansions in the command that the file never assigns: (name, range)
-    unassigned: list[tuple[str, Span]] = field(default_factory=list)
+    def __init__(self, kind: str, program: list[Word], args: list[Word], span: Span, open: bool = False,
+                 env: dict[str, str | None] | None = None, base_dir: str | None = None, nested: bool = False,
+                 unassigned: list[tuple[str, Span]] | None = None):
+        self.kind = kind  # "server" | "router"
+        self.program = program  # the words that start sglang, e.g. python3 -m sglang.launch_server
+        self.args = args  # everything after them
+        self.span = span  # the whole command
+        self.open = open  # an unknown expansion may hide further arguments
+        self.env = {} if env is None else env  # prefix / exported variables
+        self.base_dir = base_dir  # directory relative paths (e.g. --config) resolve against
+        self.nested = nested  # found inside an `sh -c` string
+        # `$name` / `${name}` expansions in the command that the file never assigns: (name, range)
+        self.unassigned = [] if unassigned is None else unassigned
 
     @property
     def label(self) -> str:
