@@ -29,6 +29,8 @@ from .argv import UNKNOWN
 
 @dataclass(frozen=True)
 class GpuProfile:
+    """A GPU model as sglang's start-up checks see it (compute capability, arch, memory …)."""
+
     name: str
     vendor: str  # nvidia | amd | cpu
     family: str  # ampere | ada | hopper | blackwell | blackwell-ultra | blackwell-rtx | cdna3 | cdna4 | cpu

@@ -40,6 +40,8 @@ _YAML_START = re.compile(r"\A(?:\ufeff)?(?:[ \t]*(?:#[^\n]*)?\n)*(?:---[ \t]*(?:
 
 @dataclass
 class Options:
+    """How to check: the target release and GPU, rule selection, and the settings' origin."""
+
     sglang_version: str | None = None
     gpu: str | None = None
     select: tuple[str, ...] = ()

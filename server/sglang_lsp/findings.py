@@ -63,6 +63,8 @@ class Fix(NamedTuple):
 
 @dataclass
 class Finding:
+    """One diagnostic: a rule's code, severity and message at a span, with its fixes."""
+
     code: str
     severity: Severity
     message: str

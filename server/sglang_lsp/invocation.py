@@ -56,6 +56,9 @@ class CharRun(Sequence):
 
 @dataclass
 class Word:
+    """One argument of a launch: its text after shell or YAML evaluation (``None``: unknown),
+    where it is written, and where each of its characters comes from."""
+
     text: str | None
     span: Span
     char_spans: Sequence[tuple[int, int]] | None = None  # a list, or a CharRun
