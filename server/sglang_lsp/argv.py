@@ -65,6 +65,8 @@ FOREIGN_FLAGS = {
 
 @dataclass(slots=True)
 class FlagUse:
+    """One flag of a launch as argparse would read it: the option, how it is spelled, its values."""
+
     option: Option
     spelling: str  # the full option string argparse matched (e.g. --tp-size for --tp)
     written: str  # what the file says before any '=' (e.g. --tp)

@@ -11,9 +11,8 @@ import bisect
 import functools
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import DEFAULT_SGLANG_VERSION, logger
 from .findings import CheckError
@@ -23,8 +22,10 @@ log = logger(__name__)
 CATALOG_DIR = Path(__file__).resolve().parent / "data" / "catalogs"
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
+    """One option of sglang's server parser, as the catalog records it (a named tuple rather than
+    a frozen dataclass: one costs a cold ``sglang-lsp check`` about a millisecond to build)."""
+
     dest: str
     option_strings: tuple[str, ...]
     action: str

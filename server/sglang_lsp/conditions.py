@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 from .argv import UNKNOWN
@@ -452,8 +451,10 @@ def _eval(node, r: Resolver) -> Any:
     raise ConditionError(f"bad node {node!r}")  # pragma: no cover
 
 
-@dataclass(frozen=True)
-class Condition:
+class Condition(NamedTuple):
+    """A parsed condition: its source text and its tree (a named tuple rather than a frozen
+    dataclass: one costs a cold ``sglang-lsp check`` about a millisecond to build)."""
+
     source: str
     tree: Any
 

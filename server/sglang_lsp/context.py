@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .argv import UNKNOWN
 
@@ -29,6 +29,8 @@ from .argv import UNKNOWN
 
 @dataclass(frozen=True)
 class GpuProfile:
+    """A GPU model as sglang's start-up checks see it (compute capability, arch, memory …)."""
+
     name: str
     vendor: str  # nvidia | amd | cpu
     family: str  # ampere | ada | hopper | blackwell | blackwell-ultra | blackwell-rtx | cdna3 | cdna4 | cpu
@@ -119,13 +121,13 @@ VENDOR_FACTS = frozenset({"vendor", "is_cuda", "is_hip", "is_cpu", "is_sm90", "i
                           "is_gfx942", "is_gfx95", "arch"})
 
 
-@dataclass(frozen=True)
-class GpuClass:
+class GpuClass(NamedTuple):
     """A target known only up to a set of profiles: "some AMD GPU" (a ROCm image, an
     ``amd.com/gpu`` resource), "MI300X-class" (an image built for gfx942: MI300X or MI325X), or
     a node selector that allows several GPUs. A fact is known when all candidates agree on it;
     when the set is not ``exhaustive`` (there are GPUs of that vendor without a profile), only
-    the facts the vendor alone decides are kept."""
+    the facts the vendor alone decides are kept. (A named tuple rather than a frozen
+    dataclass: one costs a cold ``sglang-lsp check`` about a millisecond to build.)"""
 
     name: str  # shown in messages: "an AMD GPU", "MI300X-class GPU"
     candidates: tuple[GpuProfile, ...]
@@ -474,17 +476,23 @@ def model_facts(directory: str) -> ModelFacts | None:
 UNKNOWN_MODEL: dict[str, Any] = {"known": UNKNOWN, "dummy": False}
 
 
-@dataclass
 class Context:
-    """Facts about one launch that do not come from its flags."""
+    """Facts about one launch that do not come from its flags. (A plain class: it is never
+    compared, hashed or copied, and a dataclass costs a cold ``sglang-lsp check`` about half a
+    millisecond to build.)"""
 
-    gpu: GpuProfile | None = None
-    gpu_class: GpuClass | None = None  # when only a set of GPUs is known (gpu is None then)
-    model: ModelFacts | None = None
-    model_dummy: bool = False  # --model-path dummy/none: sglang skips every model-dependent check
-    env: dict[str, str | None] = field(default_factory=dict)  # set in the file; None = set to an unknown value
-    sglang_version: str | None = None
-    draft_model: ModelFacts | None = None
+    __slots__ = ("gpu", "gpu_class", "model", "model_dummy", "env", "sglang_version", "draft_model")
+
+    def __init__(self, gpu: GpuProfile | None = None, gpu_class: GpuClass | None = None,
+                 model: ModelFacts | None = None, model_dummy: bool = False, env: dict[str, str | None] | None = None,
+                 sglang_version: str | None = None, draft_model: ModelFacts | None = None):
+        self.gpu = gpu
+        self.gpu_class = gpu_class  # when only a set of GPUs is known (gpu is None then)
+        self.model = model
+        self.model_dummy = model_dummy  # --model-path dummy/none: sglang skips every model-dependent check
+        self.env = {} if env is None else env  # set in the file; None = set to an unknown value
+        self.sglang_version = sglang_version
+        self.draft_model = draft_model
 
     def gpu_facts(self) -> dict[str, Any]:
         if self.gpu is not None:

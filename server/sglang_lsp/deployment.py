@@ -25,7 +25,7 @@ import re
 import shlex
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import logger
 from .context import PROFILES, GpuClass, GpuProfile, gpu_profile, vendor_class
@@ -39,10 +39,10 @@ log = logger(__name__)
 # inferred values
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(NamedTuple):
     """Where an inferred value was read: a range of the file and what it is, e.g.
-    ``nodeSelector `nvidia.com/gpu.product```."""
+    ``nodeSelector `nvidia.com/gpu.product```. (A named tuple rather than a frozen dataclass: one
+    costs a cold ``sglang-lsp check`` about a millisecond to build.)"""
 
     span: Span
     source: str
@@ -55,8 +55,9 @@ class Origin:
         return f"{self.source} (line {line})"
 
 
-@dataclass(frozen=True)
-class Inferred:
+class Inferred(NamedTuple):
+    """A value read from the file, with where (a named tuple, like :class:`Origin`)."""
+
     value: Any
     origin: Origin
 
@@ -167,8 +168,9 @@ _IMAGE = re.compile(r"^(?P<repo>(?:[\w.-]+(?::\d+)?/)*[\w.-]*sglang[\w.-]*)(?::(
 _VERSION_TAG = re.compile(r"^v?(?P<v>\d+\.\d+\.\d+(?:\.post\d+)?)(?:[-_].*)?$")
 
 
-@dataclass(frozen=True)
-class ImageFacts:
+class ImageFacts(NamedTuple):
+    """What an sglang image reference says (a named tuple, like :class:`Origin`)."""
+
     version: str | None  # sglang version named by the tag (None: `latest`, `dev`, a digest, …)
     gpu: GpuClass | None
     gpu_note: str = ""
@@ -221,13 +223,18 @@ class Value:
     key_span: Span | None = None  # the key it is the value of, when it is a mapping value
 
 
-@dataclass
 class Probe:
-    kind: str  # readinessProbe | livenessProbe | startupProbe
-    port: Value | None  # httpGet/tcpSocket/grpc port: a number or a port name
-    path: Value | None  # httpGet path
-    handler: str  # httpGet | tcpSocket | grpc | exec
-    key_span: Span
+    """A container's health probe (a plain class: a dataclass costs a cold ``sglang-lsp check``
+    about half a millisecond to build)."""
+
+    __slots__ = ("kind", "port", "path", "handler", "key_span")
+
+    def __init__(self, kind: str, port: Value | None, path: Value | None, handler: str, key_span: Span):
+        self.kind = kind  # readinessProbe | livenessProbe | startupProbe
+        self.port = port  # httpGet/tcpSocket/grpc port: a number or a port name
+        self.path = path  # httpGet path
+        self.handler = handler  # httpGet | tcpSocket | grpc | exec
+        self.key_span = key_span
 
 
 @dataclass
@@ -770,17 +777,24 @@ class _YamlView:
         return out
 
 
-@dataclass
 class _FakeWord:
-    span: Span
+    """The little of a :class:`Word` that :meth:`_ShellView.placement` reads (plain classes: a
+    dataclass costs a cold ``sglang-lsp check`` about half a millisecond to build)."""
+
+    __slots__ = ("span",)
+
+    def __init__(self, span: Span):
+        self.span = span
 
 
-@dataclass
 class _FakeLaunch:
     """The little of an :class:`Invocation` that :meth:`_ShellView.placement` reads."""
 
-    program: list[_FakeWord]
-    env: dict = field(default_factory=dict)
+    __slots__ = ("program", "env")
+
+    def __init__(self, program: list[_FakeWord], env: dict | None = None):
+        self.program = program
+        self.env = {} if env is None else env
 
 
 _REF = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<op>[^}]*)\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))")

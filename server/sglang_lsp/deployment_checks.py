@@ -14,7 +14,6 @@ import bisect
 import dataclasses
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from . import logger, rules
@@ -42,12 +41,17 @@ GET_PREFIXES = ("/v1/models/", "/v1/responses/")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-@dataclass
 class Launch:
-    inv: Invocation
-    parsed: ParsedArgs
-    where: Placement | None
-    crowded: bool = False  # other launches (servers, routers) run in the same container
+    """A checked launch with where it runs (a plain class: a dataclass costs a cold
+    ``sglang-lsp check`` about half a millisecond to build)."""
+
+    __slots__ = ("inv", "parsed", "where", "crowded")
+
+    def __init__(self, inv: Invocation, parsed: ParsedArgs, where: Placement | None, crowded: bool = False):
+        self.inv = inv
+        self.parsed = parsed
+        self.where = where
+        self.crowded = crowded  # other launches (servers, routers) run in the same container
 
 
 def deployment_findings(doc: Document, result: Any) -> list[Finding]:

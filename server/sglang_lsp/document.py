@@ -25,6 +25,8 @@ def decode(data: bytes) -> str:
 
 @dataclass
 class Document:
+    """A checked text with its UTF-8 bytes and line starts, for converting byte offsets."""
+
     text: str
     path: str | None = None
     language: str = "shell"  # "shell" | "yaml"

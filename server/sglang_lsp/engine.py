@@ -14,7 +14,7 @@ import functools
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,8 @@ _YAML_START = re.compile(r"\A(?:\ufeff)?(?:[ \t]*(?:#[^\n]*)?\n)*(?:---[ \t]*(?:
 
 @dataclass
 class Options:
+    """How to check: the target release and GPU, rule selection, and the settings' origin."""
+
     sglang_version: str | None = None
     gpu: str | None = None
     select: tuple[str, ...] = ()
@@ -55,24 +57,35 @@ class Options:
     environment_detail: str = ""
 
 
-@dataclass
 class Result:
-    path: str | None
-    document: Document
-    findings: list[Finding]
-    invocations: list[Invocation] = field(default_factory=list)
-    parsed: list[ParsedArgs] = field(default_factory=list)
-    documents: dict[str, Document] = field(default_factory=dict)  # other files findings point into
-    errors: list[str] = field(default_factory=list)  # internal errors, kept apart from findings
-    tree: Any = None  # the tree-sitter tree of the checked text (shell), for incremental re-parsing
-    launch_parses: dict[int, ParsedArgs] = field(default_factory=dict)  # id(invocation) → the parse of its argv
-    options: Options | None = None
-    context: Any = None  # precedence.LaunchContext: gpu, sglang version, model … with their origins
-    directives: Any = None  # directives.Directives of the checked file (None: it has no `sglang-lsp:` comment)
-    # for the language server's incremental re-check (sglang_lsp.incremental): the script's
-    # variable scope (shell), and id(invocation) → the findings its own checks produced
-    scope: Any = None
-    launch_findings: dict[int, list[Finding]] = field(default_factory=dict)
+    """What a check of one document found, and what the language server reuses from it. A plain
+    class rather than a dataclass (same fields and arguments): it needs none of the generated
+    methods, and generating them costs a cold ``sglang-lsp check`` about half a millisecond per
+    class."""
+
+    def __init__(self, path: str | None, document: Document, findings: list[Finding],
+                 invocations: list[Invocation] | None = None, parsed: list[ParsedArgs] | None = None,
+                 documents: dict[str, Document] | None = None, errors: list[str] | None = None, tree: Any = None,
+                 launch_parses: dict[int, ParsedArgs] | None = None, options: Options | None = None,
+                 context: Any = None, directives: Any = None, scope: Any = None,
+                 launch_findings: dict[int, list[Finding]] | None = None):
+        self.path = path
+        self.document = document
+        self.findings = findings
+        self.invocations = [] if invocations is None else invocations
+        self.parsed = [] if parsed is None else parsed
+        self.documents = {} if documents is None else documents  # other files findings point into
+        self.errors = [] if errors is None else errors  # internal errors, kept apart from findings
+        self.tree = tree  # the tree-sitter tree of the checked text (shell), for incremental re-parsing
+        # id(invocation) → the parse of its argv
+        self.launch_parses = {} if launch_parses is None else launch_parses
+        self.options = options
+        self.context = context  # precedence.LaunchContext: gpu, sglang version, model … with their origins
+        self.directives = directives  # directives.Directives of the file (None: no `sglang-lsp:` comment)
+        # for the language server's incremental re-check (sglang_lsp.incremental): the script's
+        # variable scope (shell), and id(invocation) → the findings its own checks produced
+        self.scope = scope
+        self.launch_findings = {} if launch_findings is None else launch_findings
 
 
 def launch_parse(result: Result, inv: Invocation) -> ParsedArgs | None:

@@ -437,9 +437,12 @@ class _Shifter:
         return moved
 
     def invocation(self, inv: Invocation) -> Invocation:
-        return dataclasses.replace(
-            inv, program=[self.word(w) for w in inv.program], args=[self.word(w) for w in inv.args],
-            span=self.span(inv.span), unassigned=[(n, self.span(s)) for n, s in inv.unassigned])
+        moved = copy.copy(inv)  # a plain class (with any attribute set on it later, e.g. its release)
+        moved.program = [self.word(w) for w in inv.program]
+        moved.args = [self.word(w) for w in inv.args]
+        moved.span = self.span(inv.span)
+        moved.unassigned = [(n, self.span(s)) for n, s in inv.unassigned]
+        return moved
 
     def finding(self, f: Finding) -> Finding:
         done = self.findings.get(id(f))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .findings import Span
 
@@ -56,6 +56,9 @@ class CharRun(Sequence):
 
 @dataclass
 class Word:
+    """One argument of a launch: its text after shell or YAML evaluation (``None``: unknown),
+    where it is written, and where each of its characters comes from."""
+
     text: str | None
     span: Span
     char_spans: Sequence[tuple[int, int]] | None = None  # a list, or a CharRun
@@ -95,20 +98,26 @@ class Word:
         return self.known_prefix + "…"
 
 
-@dataclass
 class Invocation:
-    """One launch of sglang found in a file."""
+    """One launch of sglang found in a file. (A plain class: it is never compared or hashed (the
+    language server's incremental re-check copies it with ``copy.copy``), and a dataclass costs a
+    cold ``sglang-lsp check`` about half a millisecond to build.
+    Without ``__slots__``: a launch may be given an ``sglang_version`` of its own, which the
+    engine reads with ``getattr``.)"""
 
-    kind: str  # "server" | "router"
-    program: list[Word]  # the words that start sglang, e.g. python3 -m sglang.launch_server
-    args: list[Word]  # everything after them
-    span: Span  # the whole command
-    open: bool = False  # an unknown expansion may hide further arguments
-    env: dict[str, str | None] = field(default_factory=dict)  # prefix / exported variables
-    base_dir: str | None = None  # directory relative paths (e.g. --config) resolve against
-    nested: bool = False  # found inside an `sh -c` string
-    # `$name` / `${name}` expansions in the command that the file never assigns: (name, range)
-    unassigned: list[tuple[str, Span]] = field(default_factory=list)
+    def __init__(self, kind: str, program: list[Word], args: list[Word], span: Span, open: bool = False,
+                 env: dict[str, str | None] | None = None, base_dir: str | None = None, nested: bool = False,
+                 unassigned: list[tuple[str, Span]] | None = None):
+        self.kind = kind  # "server" | "router"
+        self.program = program  # the words that start sglang, e.g. python3 -m sglang.launch_server
+        self.args = args  # everything after them
+        self.span = span  # the whole command
+        self.open = open  # an unknown expansion may hide further arguments
+        self.env = {} if env is None else env  # prefix / exported variables
+        self.base_dir = base_dir  # directory relative paths (e.g. --config) resolve against
+        self.nested = nested  # found inside an `sh -c` string
+        # `$name` / `${name}` expansions in the command that the file never assigns: (name, range)
+        self.unassigned = [] if unassigned is None else unassigned
 
     @property
     def label(self) -> str:
@@ -134,11 +143,16 @@ WRAPPERS = {
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh"}
 
 
-@dataclass
 class LaunchMatch:
-    kind: str  # server | router | shell
-    start: int  # index of the first launcher word
-    end: int  # index of the first argument after the launcher (for shell: the script word)
+    """Where the launcher is in a command's words (a plain class: it needs no generated methods,
+    and each dataclass costs a cold ``sglang-lsp check`` about half a millisecond to build)."""
+
+    __slots__ = ("kind", "start", "end")
+
+    def __init__(self, kind: str, start: int, end: int):
+        self.kind = kind  # server | router | shell
+        self.start = start  # index of the first launcher word
+        self.end = end  # index of the first argument after the launcher (for shell: the script word)
 
 
 def _base(word: Word) -> str | None:

@@ -17,8 +17,7 @@ import operator
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from . import conditions, logger
 from .argv import UNKNOWN, FlagUse, ParsedArgs, defaults
@@ -36,8 +35,10 @@ log = logger(__name__)
 # rules
 
 
-@dataclass(frozen=True)
-class KbRule:
+class KbRule(NamedTuple):
+    """A knowledge-base rule as the engine evaluates it (a named tuple rather than a frozen
+    dataclass: one costs a cold ``sglang-lsp check`` about a millisecond to build)."""
+
     code: str
     name: str
     summary: str
@@ -1238,11 +1239,16 @@ def _add_edits(inv: Invocation | None, parsed: ParsedArgs, flag: str, value: str
 # explain: sglang's messages in a log → rules
 
 
-@dataclass
 class Explained:
-    rule: KbRule
-    message: str  # the line of the log that matched
-    line: int  # 1-based line in the log
+    """A rule whose sglang message a log line shows (a plain class: a dataclass costs a cold
+    ``sglang-lsp check`` about half a millisecond to build, and checks never make one)."""
+
+    __slots__ = ("rule", "message", "line")
+
+    def __init__(self, rule: KbRule, message: str, line: int):
+        self.rule = rule
+        self.message = message  # the line of the log that matched
+        self.line = line  # 1-based line in the log
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -1268,19 +1274,22 @@ def explain_text(text: str) -> list[Explained]:
 # the engine's entry point
 
 
-@dataclass
 class LaunchTarget:
     """What one launch runs on, with where each value came from (``sources``: key → the level
     that decided it: ``setting``, ``directive``, ``inferred`` or ``config``; ``origins``: key →
     the winning value's :class:`~sglang_lsp.precedence.Origin`; ``inferred``: what the file
-    itself suggests, whether or not it won)."""
+    itself suggests, whether or not it won). A plain class: a dataclass costs a cold
+    ``sglang-lsp check`` about half a millisecond to build."""
 
-    gpu: str | None = None
-    gpu_class: GpuClass | None = None
-    sglang_version: str | None = None
-    sources: dict[str, str] = field(default_factory=dict)
-    origins: dict[str, Any] = field(default_factory=dict)
-    inferred: dict[str, Inferred] = field(default_factory=dict)
+    __slots__ = ("gpu", "gpu_class", "sglang_version", "sources", "origins", "inferred")
+
+    def __init__(self):
+        self.gpu: str | None = None
+        self.gpu_class: GpuClass | None = None
+        self.sglang_version: str | None = None
+        self.sources: dict[str, str] = {}
+        self.origins: dict[str, Any] = {}
+        self.inferred: dict[str, Inferred] = {}
 
 
 _SOURCE_OF_KIND = {"cli": "setting", "setting": "setting", "directive": "directive", "inferred": "inferred",
@@ -1377,11 +1386,16 @@ def _launch_setup(parsed: ParsedArgs, inv: Invocation | None, result: Any,
 AUTO_SELECTED = {"attention_backend": "--attention-backend", "chunked_prefill_size": "--chunked-prefill-size"}
 
 
-@dataclass
 class AutoChoice:
-    flag: str  # the flag sglang fills in
-    value: Any  # what it picks
-    use: FlagUse | None  # the flag as written (`auto`), or None when the launch leaves it unset
+    """A value sglang picks at start-up for a flag left unset or ``auto`` (a plain class: a
+    dataclass costs a cold ``sglang-lsp check`` about half a millisecond to build)."""
+
+    __slots__ = ("flag", "value", "use")
+
+    def __init__(self, flag: str, value: Any, use: FlagUse | None):
+        self.flag = flag  # the flag sglang fills in
+        self.value = value  # what it picks
+        self.use = use  # the flag as written (`auto`), or None when the launch leaves it unset
 
 
 def auto_selected(parsed: ParsedArgs, inv: Invocation | None, result: Any) -> list[AutoChoice]:

@@ -22,8 +22,7 @@ Keys: ``gpu``, ``sglang-version``, ``model`` (the checkpoint directory to read),
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .findings import Span
 
@@ -31,8 +30,10 @@ KIND_RANK = {"cli": 5, "setting": 5, "directive": 4, "inferred": 3, "config": 2}
 KINDS = tuple(KIND_RANK)
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(NamedTuple):
+    """Where a context value comes from (a named tuple rather than a frozen dataclass: one costs
+    a cold ``sglang-lsp check`` about a millisecond to build)."""
+
     kind: str  # cli | setting | directive | inferred | config
     path: str | None = None  # the file the value is written in (None: the checked file, or no file)
     line: int | None = None  # 1-based
@@ -46,21 +47,26 @@ class Origin:
         return ", ".join(parts)
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):
+    """One value of a context key, from one level (a named tuple, like :class:`Origin`)."""
+
     key: str
     value: Any
     origin: Origin
     scope: Span | None = None  # byte range of the checked file it applies to; None = everywhere
 
 
-@dataclass
 class LaunchContext:
     """The layered values of one checked file. Built by the engine before extraction; the
-    extractors add ``inferred`` values while they walk the file; rules read :meth:`resolve`."""
+    extractors add ``inferred`` values while they walk the file; rules read :meth:`resolve`.
+    (A plain class: a dataclass costs a cold ``sglang-lsp check`` about half a millisecond to
+    build.)"""
 
-    values: list[Value] = field(default_factory=list)
-    model_search_paths: tuple[str, ...] = ()  # where a relative model path is also looked up
+    __slots__ = ("values", "model_search_paths")
+
+    def __init__(self, values: list[Value] | None = None, model_search_paths: tuple[str, ...] = ()):
+        self.values = [] if values is None else values
+        self.model_search_paths = model_search_paths  # where a relative model path is also looked up
 
     def add(self, key: str, value: Any, origin: Origin, scope: Span | None = None) -> None:
         if origin.kind not in KIND_RANK:

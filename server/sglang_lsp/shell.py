@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
@@ -85,14 +84,21 @@ class Source:
 # Values under construction: a list of pieces, each known text with char spans or a hole.
 
 
-@dataclass
 class _Val:
-    text: str = ""
-    # a list, or a CharRun while the value is one run of the file's own one-byte characters
-    # (immutable, so it is shared rather than copied)
-    spans: Sequence[tuple[int, int]] = field(default_factory=list)
-    unknown: bool = False
-    prefix: str = ""  # known text before the first hole
+    """A value being built: its known text with the source range of each character, until a hole
+    (``unknown``). A plain class rather than a dataclass: it needs none of the generated methods,
+    and generating them costs a cold ``sglang-lsp check`` about half a millisecond per class."""
+
+    __slots__ = ("text", "spans", "unknown", "prefix")
+
+    def __init__(self, text: str = "", spans: Sequence[tuple[int, int]] | None = None, unknown: bool = False,
+                 prefix: str = ""):
+        self.text = text
+        # a list, or a CharRun while the value is one run of the file's own one-byte characters
+        # (immutable, so it is shared rather than copied)
+        self.spans = [] if spans is None else spans
+        self.unknown = unknown
+        self.prefix = prefix  # known text before the first hole
 
     def add(self, text: str, spans: Sequence[tuple[int, int]]) -> None:
         if self.unknown:
@@ -123,16 +129,21 @@ class _Val:
 # Variables
 
 
-@dataclass
 class _Assignment:
-    name: str
-    node: ts.Node  # the variable_assignment node
-    value: ts.Node | None
-    append: bool
-    array: bool
-    exported: bool
-    start: int = 0  # the node's byte range, read once
-    end: int = 0
+    """One ``NAME=value`` / ``NAME+=(…)`` of the script (plain class: see :class:`_Val`)."""
+
+    __slots__ = ("name", "node", "value", "append", "array", "exported", "start", "end")
+
+    def __init__(self, name: str, node: ts.Node, value: ts.Node | None, append: bool, array: bool, exported: bool,
+                 start: int = 0, end: int = 0):
+        self.name = name
+        self.node = node  # the variable_assignment node
+        self.value = value
+        self.append = append
+        self.array = array
+        self.exported = exported
+        self.start = start  # the node's byte range, read once
+        self.end = end
 
 
 _TRANSPARENT = {
@@ -663,14 +674,17 @@ def _holds_no_code(data: bytes, node: ts.Node) -> bool:
     return data.find(b"(", a, b) == -1 and data.find(b"`", a, b) == -1 and data.find(b"<<", a, b) == -1
 
 
-@dataclass
 class ShellScript:
-    """What one shell source yields: launches, plus what later checks need to see."""
+    """What one shell source yields: launches, plus what later checks need to see (plain class:
+    see :class:`_Val`)."""
 
-    invocations: list[Invocation]
-    tree: ts.Tree
-    source: Source
-    scope: "Scope | None" = None
+    __slots__ = ("invocations", "tree", "source", "scope")
+
+    def __init__(self, invocations: list[Invocation], tree: ts.Tree, source: Source, scope: Scope | None = None):
+        self.invocations = invocations
+        self.tree = tree
+        self.source = source
+        self.scope = scope
 
 
 def _plain(data: bytes, node: ts.Node) -> tuple[str, int, str | None] | None:

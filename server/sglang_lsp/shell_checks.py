@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from dataclasses import dataclass
 
 from . import rules
 from .document import Document
@@ -105,14 +104,17 @@ def continuation_findings(doc: Document, script: ShellScript) -> list[Finding]:
     return out
 
 
-@dataclass
 class HeredocFile:
-    """A file the script writes from a here-document (`cat > f.yaml <<EOF … EOF`)."""
+    """A file the script writes from a here-document (`cat > f.yaml <<EOF … EOF`). A plain
+    class: a dataclass costs a cold ``sglang-lsp check`` about half a millisecond to build."""
 
-    name: str  # the target as written, normalised (`./f.yaml` → `f.yaml`)
-    written_at: int  # end byte of the writing command
-    text: str | None  # the contents; None when they depend on expansions
-    char_spans: list[tuple[int, int]]  # source bytes of each character of ``text``
+    __slots__ = ("name", "written_at", "text", "char_spans")
+
+    def __init__(self, name: str, written_at: int, text: str | None, char_spans: list[tuple[int, int]]):
+        self.name = name  # the target as written, normalised (`./f.yaml` → `f.yaml`)
+        self.written_at = written_at  # end byte of the writing command
+        self.text = text  # the contents; None when they depend on expansions
+        self.char_spans = char_spans  # source bytes of each character of ``text``
 
 
 _EXPANSIONS = ("simple_expansion", "expansion", "command_substitution", "arithmetic_expansion")
