@@ -163,7 +163,7 @@ def _render_flags(flags: list[tuple[str, str | None]], indent: str, continuation
 def generate_script(rng: random.Random, pool) -> str:
     n = rng.randint(10, 60)
     model = rng.choice(MODELS)
-    flags: list[tuple[str, str | None]] = [("--model-path", rng.choice([f'"$MODEL"', model]))]
+    flags: list[tuple[str, str | None]] = [("--model-path", rng.choice(['"$MODEL"', model]))]
     seen = {"--model-path"}
     common = list(COMMON.items())
     while len(flags) < n:

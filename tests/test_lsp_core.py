@@ -20,7 +20,7 @@ pytest.importorskip("pygls")
 
 from sglang_lsp.lsp import convert  # noqa: E402
 from sglang_lsp.lsp.documents import (  # noqa: E402
-    Snapshot, TextChange, apply_changes, language_for, open_snapshot, uri_to_path, with_tree,
+    TextChange, apply_changes, language_for, open_snapshot, uri_to_path, with_tree,
 )
 from sglang_lsp.lsp.features.explain import explain  # noqa: E402
 from sglang_lsp.lsp.settings import Settings, parse  # noqa: E402

@@ -156,7 +156,7 @@ def test_incremental_rechecks_equal_a_check_from_scratch(seed):
     done = recheck(snap.doc, options, None, None)
     snap = with_tree(snap, done.result.tree, "shell")
     taken = 0
-    undo = None
+    undo, undo_text = None, ""
     for version in range(2, 90):
         doc = snap.doc
         if undo is not None and (rng.random() < 0.7 or "sglang-lsp" in doc.text

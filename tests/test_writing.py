@@ -135,7 +135,6 @@ def _run_as_nobody(path):
     /usr/bin/python3 is used because root's pyenv is not readable by other users; writing.py
     needs only the standard library."""
     import subprocess
-    import sys
 
     python = "/usr/bin/python3"
     server = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "server")

@@ -617,7 +617,6 @@ def _convert_one(cat: Catalog, use: FlagUse, w: Word, sp: Span, findings: list[F
     opt = use.option
     ok, value = convert(opt.type or "str", w.text)
     if not ok:
-        tname = (opt.type or "str").split(":")[-1]
         findings.append(
             _finding(
                 "SGL003",

@@ -1021,8 +1021,8 @@ def _docker_gpu_count(value: str) -> int | None:
         return None
     counts: list[int] = []
     devices: list[int] = []
-    for field in fields:
-        key, eq, val = field.partition("=")
+    for item in fields:
+        key, eq, val = item.partition("=")
         if not eq and key.strip().isdigit():
             counts.append(int(key))
         elif key == "count" and val.strip().isdigit():

@@ -23,7 +23,7 @@ from .argv import ParsedArgs, resolve
 from .catalog import Catalog, load_catalog
 from .deployment_checks import deployment_findings
 from .document import Document, decode
-from .findings import Applicability, CheckError, Edit, Finding, Fix, Severity, Span
+from .findings import Applicability, CheckError, Edit, Finding, Fix, Span
 from .invocation import Invocation, Word
 from .kb_engine import add_inferred, kb_findings
 from .shell import Source, extract
