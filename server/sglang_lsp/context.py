@@ -516,27 +516,27 @@ class Context:
 # Environment exported earlier in a shell script
 
 
-def exported_env(data: bytes, before: int, tree=None) -> dict[str, str | None]:
-    """Variables a shell script exports at its top level before byte ``before``
-    (``export NAME=value``): the literal value, or ``None`` when it cannot be known (an
-    expansion, or an export inside a function, loop or condition is not taken into account)."""
+def exported_env(doc: Any, before: int, tree=None) -> dict[str, str | None]:
+    """Variables a shell script (``doc``, a :class:`~sglang_lsp.document.Document`) exports at
+    its top level before byte ``before`` (``export NAME=value``): the literal value, or ``None``
+    when it cannot be known (an expansion, or an export inside a function, loop or condition is
+    not taken into account)."""
     out: dict[str, str | None] = {}
-    for start, key, value in _top_level_exports(data, tree):
+    for start, key, value in _top_level_exports(doc, tree):
         if start >= before:
             break
         out[key] = value
     return out
 
 
-_EXPORTS_CACHE: list = [None, None, None]  # [data, tree, exports]: the file being checked
-
-
-def _top_level_exports(data: bytes, tree=None) -> list[tuple[int, str, str | None]]:
-    """Every top-level ``export NAME=value`` of a script in order, read once per checked text
-    (each launch of the file asks for the exports before it)."""
-    cached_data, cached_tree, exports = _EXPORTS_CACHE
-    if cached_data is data and (tree is None or cached_tree is tree):
+def _top_level_exports(doc: Any, tree=None) -> list[tuple[int, str, str | None]]:
+    """Every top-level ``export NAME=value`` of a script in order, read once per checked
+    document (each launch of the file asks for the exports before it). ``tree``: the script's
+    tree when at hand, else it is parsed here."""
+    exports = doc.derived.get("top_level_exports")
+    if exports is not None:
         return exports
+    data = doc.data
     if tree is None:
         from .queries import parser
 
@@ -554,7 +554,7 @@ def _top_level_exports(data: bytes, tree=None) -> list[tuple[int, str, str | Non
                 continue
             key = data[name.start_byte:name.end_byte].decode("utf-8", "surrogateescape")
             exports.append((node.start_byte, key, _literal(data, value)))
-    _EXPORTS_CACHE[:] = [data, tree, exports]
+    doc.derived["top_level_exports"] = exports
     return exports
 
 

@@ -23,7 +23,6 @@ import bisect
 import functools
 import re
 import shlex
-import threading
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -286,7 +285,7 @@ def placement(doc: Document, inv: Invocation, tree: Any = None) -> Placement | N
         return None
     if doc.language == "yaml":
         return _yaml_view(doc).placement(inv.program[0].span.start)
-    return _shell_view(doc.path, doc.text, doc).placement(inv, tree)
+    return _shell_view(doc).placement(inv, tree)
 
 
 def infer_context(doc: Document, inv: Invocation | None, tree: Any = None) -> dict[str, Inferred]:
@@ -755,7 +754,7 @@ class _YamlView:
         for n in encoded:
             offsets.append(offsets[-1] + n)
         first = _FakeWord(Span(offsets[k], offsets[k] + 1))
-        got = _shell_view(None, sc.text).placement(_FakeLaunch([first]))  # type: ignore[arg-type]
+        got = _ShellView(Document(sc.text, None, "shell")).placement(_FakeLaunch([first]))  # type: ignore[arg-type]
         if not got.containerized:
             return None
 
@@ -823,24 +822,11 @@ def _interpolations(text: str, spans: list[tuple[int, int]]) -> list[tuple[str, 
 # shell scripts
 
 
-_SHELL_VIEWS: dict[tuple[str | None, str], "_ShellView"] = {}
-_SHELL_VIEWS_MAX = 8
-_SHELL_VIEWS_LOCK = threading.Lock()  # the language server's checker thread and its event loop both ask
-
-
-def _shell_view(path: str | None, text: str, doc: Document | None = None) -> _ShellView:
-    """The view of a script, kept for the last few texts (every launch of a script asks for
-    it); ``doc``: the checked document of that text, used instead of building another."""
-    key = (path, text)
-    view = _SHELL_VIEWS.get(key)
+def _shell_view(doc: Document) -> _ShellView:
+    """The view of a script, built once per checked document (every launch of it asks)."""
+    view = doc.derived.get("shell_view")
     if view is None:
-        if doc is None or doc.language != "shell" or doc.text is not text:
-            doc = Document(text, path, "shell")
-        view = _ShellView(doc)
-        with _SHELL_VIEWS_LOCK:
-            while len(_SHELL_VIEWS) >= _SHELL_VIEWS_MAX:
-                del _SHELL_VIEWS[next(iter(_SHELL_VIEWS))]
-            _SHELL_VIEWS[key] = view
+        view = doc.derived["shell_view"] = _ShellView(doc)
     return view
 
 

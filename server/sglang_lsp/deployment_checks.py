@@ -112,10 +112,10 @@ def _script_env(doc: Document, inv: Invocation, where: Placement, tree: Any) -> 
     are shared."""
     if where.visible_devices is not None or where.containerized or inv.span.path is not None:
         return where
-    exported = exported_env(doc.data, inv.span.start, tree)
+    exported = exported_env(doc, inv.span.start, tree)
     for name in _VISIBLE:
         if exported.get(name) is not None:
-            ends, spans = _export_spans(doc.data, name)
+            ends, spans = _export_spans(doc, name)
             k = bisect.bisect_right(ends, inv.span.start)  # the last `export NAME=…` written before the launch
             if k:
                 value = Value(exported[name] or "", spans[k - 1])
@@ -124,20 +124,15 @@ def _script_env(doc: Document, inv: Invocation, where: Placement, tree: Any) -> 
     return where
 
 
-_EXPORT_SPANS: list = [(None, {})]  # [(data, name → (match ends, value spans))]: the script being checked
-
-
-def _export_spans(data: bytes, name: str) -> tuple[list[int], list[Span]]:
+def _export_spans(doc: Document, name: str) -> tuple[list[int], list[Span]]:
     """Every `export NAME=value` of a script in order: where each ends and its value's range,
     found in one pass over the script (each launch asks for the last one before it)."""
-    entry = _EXPORT_SPANS[0]  # replaced whole, so a script's spans never land in another's
-    if entry[0] is not data:
-        entry = _EXPORT_SPANS[0] = (data, {})
-    found = entry[1].get(name)
+    per_name = doc.derived.setdefault("export_spans", {})
+    found = per_name.get(name)
     if found is None:
         pattern = re.compile(rb"\bexport[ \t]+" + name.encode() + rb"=([\"']?)([^\s\"';]*)\1")
-        matches = list(pattern.finditer(data))
-        found = entry[1][name] = ([m.end() for m in matches], [Span(m.start(2), m.end(2)) for m in matches])
+        matches = list(pattern.finditer(doc.data))
+        found = per_name[name] = ([m.end() for m in matches], [Span(m.start(2), m.end(2)) for m in matches])
     return found
 
 

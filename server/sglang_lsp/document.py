@@ -31,8 +31,9 @@ class Document:
     path: str | None = None
     language: str = "shell"  # "shell" | "yaml"
     data: bytes = field(init=False, repr=False)
-    # what the stages of one check derive from this text and share instead of redoing (the YAML
-    # tree of yaml_extract, read again by deployment's placements), by name
+    # what the stages of one check derive from this text and share instead of redoing, by name
+    # (yaml_extract's tree, read again by deployment's placements; a script's view and its
+    # exports, asked for by every launch): it lives and dies with this text
     derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -1373,7 +1373,7 @@ def _launch_setup(parsed: ParsedArgs, inv: Invocation | None, result: Any,
     env = dict(inv.env) if inv is not None else {}
     if inv is not None and doc.language == "shell" and inv.span.path is None and not inv.nested:
         # `export NAME=value` earlier in the script; the command's own prefix wins
-        exported = exported_env(doc.data, inv.span.start, getattr(result, "tree", None))
+        exported = exported_env(doc, inv.span.start, getattr(result, "tree", None))
         env = {**exported, **env}
     ctx = launch_context(parsed, inv, gpu=target.gpu, base_dirs=base_dirs, sglang_version=version, env=env,
                          model_dir=model_dir, gpu_class=target.gpu_class)
