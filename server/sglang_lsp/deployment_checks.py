@@ -21,7 +21,7 @@ from .argv import UNKNOWN, FlagUse, ParsedArgs
 from .context import exported_env
 from .deployment import GPU_LABELS, Placement, Probe, Value, gpu_from_resource, image_facts, placement
 from .document import Document
-from .findings import Applicability, Edit, Finding, Fix, Span
+from .findings import Applicability, Edit, Finding, Fix, Span, contain_failure
 from .invocation import Invocation
 
 log = logger(__name__)
@@ -73,10 +73,7 @@ def deployment_findings(doc: Document, result: Any) -> list[Finding]:
         out += _image_vendor(launches)
         return out
     except Exception as exc:  # pragma: no cover - defensive
-        log.exception("deployment checks failed")
-        errors = getattr(result, "errors", None)
-        if errors is not None:
-            errors.append(f"internal error in deployment checks: {type(exc).__name__}: {exc}")
+        contain_failure(result, "deployment checks", log, exc)
         return []
 
 

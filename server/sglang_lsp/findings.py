@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class Severity(str, Enum):
@@ -82,3 +82,13 @@ class Finding:
 
 class CheckError(Exception):
     """A problem with the input that is not a finding (unreadable file, bad option)."""
+
+
+def contain_failure(result: Any, stage: str, log: Any, exc: Exception) -> None:
+    """A stage of a check that raised: its traceback logged, and the failure recorded in
+    ``result.errors`` (the CLI and the language server show those) instead of being raised or
+    becoming a finding."""
+    log.exception("%s failed", stage)
+    errors = getattr(result, "errors", None)
+    if errors is not None:
+        errors.append(f"internal error in {stage}: {type(exc).__name__}: {exc}")

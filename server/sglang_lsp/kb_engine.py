@@ -24,7 +24,7 @@ from .argv import UNKNOWN, FlagUse, ParsedArgs, defaults
 from .catalog import Catalog
 from .context import DIM_FACTS, Context, GpuClass, GpuProfile, exported_env, find_model_dir, gpu_profile, model_facts
 from .deployment import Inferred, infer_context
-from .findings import Applicability, Edit, Finding, Fix, Severity, Span
+from .findings import Applicability, Edit, Finding, Fix, Severity, Span, contain_failure
 from .invocation import Invocation, Word
 from .kb import load_index, rule_file
 
@@ -1445,8 +1445,5 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
 
         return evaluate(parsed, ctx, inv, anchor=anchor, text_of=text_of, declared_model=declared)
     except Exception as exc:  # pragma: no cover - defensive
-        log.exception("knowledge-base evaluation failed")
-        errors = getattr(result, "errors", None)
-        if errors is not None:
-            errors.append(f"internal error in knowledge-base rules: {type(exc).__name__}: {exc}")
+        contain_failure(result, "knowledge-base rules", log, exc)
         return []
