@@ -301,3 +301,26 @@ def test_pass_captures_what_the_query_captures_over_the_whole_file(script):
         sorted(n.byte_range for n in got.for_variables),
     ) == _whole_file_captures(root)
     assert [c.start_byte for c, _ in got.commands] == sorted(c.start_byte for c, _ in got.commands)
+
+
+def test_pass_captures_what_the_query_captures_in_every_shell_fixture():
+    """The same comparison over every shell script of the test fixtures and examples (the
+    walk of _Pass stands in for the query, whose compilation a cold check cannot afford)."""
+    from pathlib import Path
+
+    from sglang_lsp import queries
+    from sglang_lsp.shell import _Pass
+
+    root_dir = Path(__file__).resolve().parent.parent
+    scripts = sorted(p for d in ("tests/fixtures", "examples") for p in (root_dir / d).rglob("*.sh"))
+    assert len(scripts) > 100
+    parser = queries.parser("bash")
+    for script in scripts:
+        data = script.read_bytes()
+        root = parser.parse(data).root_node
+        got = _Pass(root, data)
+        assert (
+            sorted((c.byte_range, n.byte_range) for c, n in got.commands),
+            sorted(n.byte_range for n in got.assignments),
+            sorted(n.byte_range for n in got.for_variables),
+        ) == _whole_file_captures(root), script

@@ -603,13 +603,12 @@ def _quote_of(node: ts.Node) -> str | None:
 
 class _Pass:
     """The captures of ``bash/script.scm`` over one tree, each kind in document order
-    (``QueryCursor`` does not promise it; variable resolution relies on it).
+    (variable resolution relies on it).
 
-    The query visits every node, and most nodes of a launch script are the words of its one
-    long command. A top-level command with no ``(``, backquote or here-document in its text
-    can hold no other command, no assignment but its ``X=1`` prefix and no ``for`` loop, so
-    it is read directly (so are plain ``NAME=value`` lines and comments) and the query runs
-    over the rest of the file only."""
+    Most nodes of a launch script are the words of its one long command. A top-level command
+    with no ``(``, backquote or here-document in its text can hold no other command, no
+    assignment but its ``X=1`` prefix and no ``for`` loop, so it is read directly (so are plain
+    ``NAME=value`` lines and comments), and the rest of the file is walked (:meth:`_walk`)."""
 
     def __init__(self, root: ts.Node, data: bytes):
         self.commands: list[tuple[ts.Node, ts.Node]] = []
@@ -618,23 +617,18 @@ class _Pass:
         # the cursor also returns nodes that merely touch its byte range (an empty command that
         # error recovery leaves between two statements): each node is kept once
         self._seen: set[int] = set()
-        run: list[int] = []  # byte range of consecutive top-level statements left to the query
+        rest: list[ts.Node] = []  # the top-level statements left to the walk
         for child in root.children:
             kind = child.type
             if kind in _READ_DIRECTLY and _holds_no_code(data, child):
-                if run:
-                    self._query(root, run[0], run[1])
-                    run = []
                 if kind == "command":
                     self._simple_command(child)
                 elif kind == "variable_assignment":
                     self._add(self.assignments, child, child)
-            elif run:
-                run[1] = child.end_byte
             else:
-                run = [child.start_byte, child.end_byte]
-        if run:
-            self._query(root, run[0], run[1])
+                rest.append(child)
+        if rest:
+            self._walk(rest)
         self.commands.sort(key=lambda c: c[0].start_byte)
         self.assignments.sort(key=lambda n: n.start_byte)
 
@@ -643,15 +637,28 @@ class _Pass:
             self._seen.add(node.id)
             found.append(item)
 
-    def _query(self, root: ts.Node, start: int, end: int) -> None:
-        for _, caps in queries.matches("bash", "script", root, (start, end)):
-            for capture, found in (("command", self.commands), ("assignment", self.assignments),
-                                   ("clobber.name", self.for_variables)):
-                if capture in caps:
-                    node = caps[capture][0]
-                    if start <= node.start_byte and node.end_byte <= end:
-                        self._add(found, node, (node, caps["command.name"][0]) if capture == "command" else node)
-                    break
+    def _walk(self, nodes: list[ts.Node]) -> None:
+        """What the three patterns of ``bash/script.scm`` capture in ``nodes``, found by visiting
+        every node under them. Running the query itself costs compiling it first: some 30 M
+        instructions whatever the patterns (tree-sitter analyses the grammar's parse states),
+        more than a cold ``sglang-lsp check`` spends on everything else it adds to the parse.
+        A test compares the two over whole files."""
+        stack = nodes[::-1]
+        while stack:
+            node = stack.pop()
+            kind = node.type
+            if kind == "command":
+                name = node.child_by_field_name("name")
+                if name is not None and name.type == "command_name":
+                    self._add(self.commands, node, (node, name))
+            elif kind == "variable_assignment":
+                self._add(self.assignments, node, node)
+            elif kind == "for_statement":
+                variable = node.child_by_field_name("variable")
+                if variable is not None and variable.type == "variable_name":
+                    self._add(self.for_variables, variable, variable)
+            if node.child_count:
+                stack.extend(node.children[::-1])
 
     def _simple_command(self, cmd: ts.Node) -> None:
         """What the query would capture in ``cmd``: the command itself (when it has a name,
