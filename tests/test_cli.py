@@ -195,7 +195,8 @@ def test_check_of_a_clean_script_loads_only_what_it_needs(tmp_path):
     # file without directives, --config or sglang-lsp configuration never needs stays unimported
     script = tmp_path / "a.sh"
     script.write_text(CLEAN)
-    unwanted = ["logging", "difflib", "decimal", "csv", "sglang_lsp.project_config", "sglang_lsp.directives",
+    unwanted = ["logging", "difflib", "decimal", "csv", "argparse", "gettext", "sglang_lsp.project_config",
+                "sglang_lsp.directives",
                 "sglang_lsp.suppress", "sglang_lsp.config_file", "sglang_lsp.yaml_extract", "sglang_lsp.fixes"]
     code = (
         "import sys; from sglang_lsp.cli import main; rc = main(['check', sys.argv[1]]);"
@@ -253,3 +254,20 @@ def test_parser_of_the_named_subcommand_parses_like_the_full_one(argv, capsys, m
     full, only = outcome(build_parser()), outcome(build_parser(argv[0]))
     assert only == full
     assert full[1].out or full[1].err or full[0][0] == "ok"
+
+
+@pytest.mark.parametrize("argv", [
+    ["check"], ["check", "a.sh"], ["check", "a.sh", "dir/", "b.yaml"], ["check", "-"], ["check", "-", "a.sh"],
+    ["check", ""], ["check", "--", "a.sh"], ["check", "-q", "a.sh"], ["check", "a.sh", "--format=json"],
+    ["check", "-1"], ["rules"], [],
+])
+def test_plain_check_arguments_are_what_the_parser_gives(argv):
+    # main() reads `check` followed by paths only without building the parser (start-up time):
+    # the namespace must be the parser's, and anything else is left to the parser
+    from sglang_lsp.cli import _plain_check, build_parser
+
+    plain = _plain_check(argv)
+    if plain is None:
+        assert not argv or argv[0] != "check" or any(a.startswith("-") and a != "-" for a in argv[1:])
+        return
+    assert vars(plain) == vars(build_parser().parse_args(argv)) == vars(build_parser("check").parse_args(argv))

@@ -6,31 +6,46 @@ The check path never imports pygls/lsprotocol.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import fnmatch
+import functools
 import gc
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from . import DEFAULT_SGLANG_VERSION, __version__
 from .config_discovery import ConfigError
 from .findings import CheckError, Severity
 
+if TYPE_CHECKING:
+    import argparse
+
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
              ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", "build", "dist"}
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # usage errors exit with 2 and no traceback
-        self.print_usage(sys.stderr)
-        self.exit(2, f"sglang-lsp: error: {message}\n")
+@functools.cache
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """The parser class of every (sub)command, made when a parser is first built: argparse is
+    imported only then (see :func:`_plain_check`)."""
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # usage errors exit with 2 and no traceback
+            self.print_usage(sys.stderr)
+            self.exit(2, f"sglang-lsp: error: {message}\n")
+
+    return _Parser
 
 
 def _host_port(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        import argparse
+
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, not {value!r}")
     return host or "127.0.0.1", int(port)
 
@@ -79,7 +94,7 @@ def _migrate_arguments(m: argparse.ArgumentParser) -> None:
 
 
 def _catalog_arguments(cb: argparse.ArgumentParser) -> None:
-    cb_sub = cb.add_subparsers(dest="catalog_command", parser_class=_Parser)
+    cb_sub = cb.add_subparsers(dest="catalog_command", parser_class=_parser_class())
     cbb = cb_sub.add_parser("build", help="build the catalog of the sglang installed for a Python interpreter")
     cbb.add_argument("--python", required=True, metavar="PATH", help="interpreter that can import sglang")
     cb_sub.add_parser("list", help="the versions a catalog is available for, and where the user's cache is")
@@ -100,7 +115,7 @@ def _explain_arguments(e: argparse.ArgumentParser) -> None:
 
 
 def _kb_arguments(kb: argparse.ArgumentParser) -> None:
-    kb_sub = kb.add_subparsers(dest="kb_command", parser_class=_Parser)
+    kb_sub = kb.add_subparsers(dest="kb_command", parser_class=_parser_class())
     ki = kb_sub.add_parser("import", help="turn knowledge-base records (JSON or rendered text) into rule files")
     ki.add_argument("files", nargs="+")
     ki.add_argument("--out", default=".", help="directory for the rule files (default: .)")
@@ -133,15 +148,35 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     line does not name, so :func:`main` parses with the parser of the one named, and a
     single-file check does not pay for building all of them (start-up time: each parser costs
     a few gettext look-ups on disk)."""
-    p = _Parser(prog="sglang-lsp", description="Checks sglang launch commands in scripts and deployment files.")
+    p = _parser_class()(prog="sglang-lsp", description="Checks sglang launch commands in scripts and deployment files.")
     p.add_argument("--version", action="version", version=f"sglang-lsp {__version__} (default sglang target {DEFAULT_SGLANG_VERSION})")
     # the metavar argparse would derive from the full set of choices, for errors of the top level
     metavar = "{" + ",".join(SUBCOMMANDS) + "}" if only is not None else None
-    sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar=metavar)
+    sub = p.add_subparsers(dest="command", parser_class=_parser_class(), metavar=metavar)
     for name, (help_text, add_arguments) in SUBCOMMANDS.items():
         if only is None or only == name:
             add_arguments(sub.add_parser(name, help=help_text))
     return p
+
+
+# what the parser gives every option of `check` that the command line does not set
+_CHECK_DEFAULTS = {
+    "format": "text", "gpu": None, "sglang_version": None, "python": None, "select": (), "ignore": (),
+    "extend_select": (), "config_file": None, "isolated": False, "stdin_filename": None, "fix": False,
+    "unsafe_fixes": False, "diff": False, "statistics": False, "exit_zero": False, "fail_on": "error",
+    "quiet": False,
+}
+
+
+def _plain_check(argv: list[str]) -> SimpleNamespace | None:
+    """The parsed arguments of ``check`` followed by paths only (``sglang-lsp check run.sh``,
+    what CI and pre-commit hooks run), as the parser would give them, without building it:
+    importing argparse and building the ``check`` parser cost a cold single-file check about
+    a tenth of its time. ``None`` when an argument looks like an option (argparse reads a lone
+    ``-`` as a path). A test compares the two."""
+    if not argv or argv[0] != "check" or any(a[:1] == "-" and a != "-" for a in argv[1:]):
+        return None
+    return SimpleNamespace(command="check", paths=argv[1:] or ["."], **_CHECK_DEFAULTS)
 
 
 def _git_files(directory: Path) -> list[Path] | None:
@@ -495,8 +530,10 @@ def _run_rules() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
-    args = parser.parse_args(argv)
+    args = _plain_check(argv)
+    if args is None:
+        parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
+        args = parser.parse_args(argv)
     try:
         if args.command == "check":
             return _run_check(args)
