@@ -195,9 +195,8 @@ def test_check_of_a_clean_script_loads_only_what_it_needs(tmp_path):
     # file without directives, --config or sglang-lsp configuration never needs stays unimported
     script = tmp_path / "a.sh"
     script.write_text(CLEAN)
-    unwanted = ["logging", "difflib", "decimal", "csv", "argparse", "gettext", "sglang_lsp.project_config",
-                "sglang_lsp.directives",
-                "sglang_lsp.suppress", "sglang_lsp.config_file", "sglang_lsp.yaml_extract", "sglang_lsp.fixes"]
+    unwanted = ["logging", "difflib", "decimal", "csv", "argparse", "gettext", "dataclasses", "inspect",
+                "sglang_lsp.project_config", "sglang_lsp.directives", "sglang_lsp.suppress", "sglang_lsp.config_file", "sglang_lsp.yaml_extract", "sglang_lsp.fixes"]
     code = (
         "import sys; from sglang_lsp.cli import main; rc = main(['check', sys.argv[1]]);"
         f"print('IMPORTED', [m for m in {unwanted!r} if m in sys.modules]); sys.exit(rc)"
@@ -271,3 +270,29 @@ def test_plain_check_arguments_are_what_the_parser_gives(argv):
         assert not argv or argv[0] != "check" or any(a.startswith("-") and a != "-" for a in argv[1:])
         return
     assert vars(plain) == vars(build_parser().parse_args(argv)) == vars(build_parser("check").parse_args(argv))
+
+
+def test_plain_data_classes_of_the_check_path_behave_like_the_dataclasses_they_replace():
+    # findings.Record stands in for dataclasses on the check path (start-up time): equality by
+    # value, unhashable unless frozen, a repr naming the fields, replace() as dataclasses.replace
+    from sglang_lsp.context import gpu_profile
+    from sglang_lsp.document import Document
+    from sglang_lsp.engine import Options
+    from sglang_lsp.findings import Finding, Severity, Span
+
+    a = Finding("SGL001", Severity.ERROR, "bad", Span(1, 2))
+    b = Finding("SGL001", Severity.ERROR, "bad", Span(1, 2))
+    assert a == b and a is not b and a.fixes == [] and a.fixes is not b.fixes
+    assert a != a.replace(message="worse") and a.replace(message="worse").message == "worse" and a.message == "bad"
+    assert a != ("SGL001", Severity.ERROR, "bad", Span(1, 2))
+    with pytest.raises(TypeError):
+        hash(a)
+    assert repr(a).startswith("Finding(code='SGL001', severity=<Severity.ERROR: 'error'>, message='bad', span=Span(")
+    with pytest.raises(TypeError):
+        a.replace(colour="red")
+    assert Options(gpu="H100").replace(select=("SGL0",)) == Options(gpu="H100", select=("SGL0",))
+    doc = Document("x\n", "a.sh")
+    assert doc == Document("x\n", "a.sh") != Document("x\n", "b.sh") and doc.data == b"x\n" and doc.derived == {}
+    assert "derived" not in repr(doc) and "data" not in repr(doc)
+    h100 = gpu_profile("H100")
+    assert h100 is not None and {h100: 1}[h100.replace()] == 1  # frozen in spirit: hashed by value

@@ -17,12 +17,11 @@ import functools
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 from . import release_findings, rules
 from .catalog import Catalog, Option
-from .findings import Applicability, Edit, Finding, Fix, Span
+from .findings import Applicability, Edit, Finding, Fix, Record, Span
 from .invocation import Word
 from .valuetypes import convert, describe
 
@@ -63,20 +62,25 @@ FOREIGN_FLAGS = {
 }
 
 
-@dataclass(slots=True)
-class FlagUse:
-    """One flag of a launch as argparse would read it: the option, how it is spelled, its values."""
+class FlagUse(Record):
+    """One flag of a launch as argparse would read it: the option, how it is spelled, its values.
+    (A plain class, see :class:`~sglang_lsp.findings.Record`.)"""
 
-    option: Option
-    spelling: str  # the full option string argparse matched (e.g. --tp-size for --tp)
-    written: str  # what the file says before any '=' (e.g. --tp)
-    word: Word
-    flag_span: Span
-    values: list[Word]
-    value_spans: list[Span]
-    explicit: bool
-    converted: list[Any] = field(default_factory=list)
-    index: int = 0  # position of the flag word in the argv
+    __slots__ = _fields = ("option", "spelling", "written", "word", "flag_span", "values", "value_spans", "explicit",
+                           "converted", "index")
+
+    def __init__(self, option: Option, spelling: str, written: str, word: Word, flag_span: Span, values: list[Word],
+                 value_spans: list[Span], explicit: bool, converted: list[Any] | None = None, index: int = 0):
+        self.option = option
+        self.spelling = spelling  # the full option string argparse matched (e.g. --tp-size for --tp)
+        self.written = written  # what the file says before any '=' (e.g. --tp)
+        self.word = word
+        self.flag_span = flag_span
+        self.values = values
+        self.value_spans = value_spans
+        self.explicit = explicit
+        self.converted = [] if converted is None else converted
+        self.index = index  # position of the flag word in the argv
 
     @property
     def span(self) -> Span:
@@ -90,18 +94,22 @@ class FlagUse:
         return Span(flag.start, end, flag.path)
 
 
-@dataclass
-class ParsedArgs:
+class ParsedArgs(Record):
     """One resolved argv. ``values`` holds every destination: what the launch's flags set
     (``explicit``), and the catalog's default for every other one (:func:`defaults`), which
-    is what the knowledge-base engine reads for a flag the launch does not give."""
+    is what the knowledge-base engine reads for a flag the launch does not give. (A plain
+    class, see :class:`~sglang_lsp.findings.Record`.)"""
 
-    catalog: Catalog
-    uses: list[FlagUse]
-    values: dict[str, Any]
-    explicit: set[str]
-    open: bool
-    findings: list[Finding]
+    _fields = ("catalog", "uses", "values", "explicit", "open", "findings")
+
+    def __init__(self, catalog: Catalog, uses: list[FlagUse], values: dict[str, Any], explicit: set[str], open: bool,
+                 findings: list[Finding]):
+        self.catalog = catalog
+        self.uses = uses
+        self.values = values
+        self.explicit = explicit
+        self.open = open
+        self.findings = findings
 
     def get(self, dest: str) -> Any:
         """The value of an argparse destination or of the ServerArgs field it is copied to."""

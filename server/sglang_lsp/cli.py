@@ -6,7 +6,6 @@ The check path never imports pygls/lsprotocol.
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import functools
 import gc
@@ -315,8 +314,8 @@ def _run_check(args: argparse.Namespace) -> int:
         files_checked += 1
         checked_paths.append(display)
         cfg = configs.of(kind_path)
-        file_options = options if cfg is None else dataclasses.replace(
-            options, project=cfg.for_file(kind_path or os.path.join(os.getcwd(), "-")))
+        file_options = options if cfg is None else options.replace(
+            project=cfg.for_file(kind_path or os.path.join(os.getcwd(), "-")))
         if fixing:
             result, n, changed, failed = _fix_one(args, display, data, snap, Document(text, kind_path, language),
                                                   file_options)

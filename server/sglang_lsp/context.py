@@ -17,30 +17,40 @@ import functools
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from .argv import UNKNOWN
+from .findings import Record
 
 # ---------------------------------------------------------------------------------------------
 # GPU profiles
 
 
-@dataclass(frozen=True)
-class GpuProfile:
-    """A GPU model as sglang's start-up checks see it (compute capability, arch, memory …)."""
+class GpuProfile(Record):
+    """A GPU model as sglang's start-up checks see it (compute capability, arch, memory …).
+    Compared and hashed by value; never changed once made. (A plain class, see
+    :class:`~sglang_lsp.findings.Record`.)"""
 
-    name: str
-    vendor: str  # nvidia | amd | cpu
-    family: str  # ampere | ada | hopper | blackwell | blackwell-ultra | blackwell-rtx | cdna3 | cdna4 | cpu
-    sm: int | None = None  # compute capability × 10 as sglang computes it (major*10 + minor); AMD: what ROCm torch reports
-    arch: str | None = None  # AMD gfx arch
-    memory_mib: int | None = None  # per GPU
-    count: int = 8  # GPUs per node
-    host_arch: str = "x86_64"
-    aliases: tuple[str, ...] = ()
-    description: str = ""
+    __slots__ = _fields = ("name", "vendor", "family", "sm", "arch", "memory_mib", "count", "host_arch", "aliases",
+                           "description")
+
+    def __init__(self, name: str, vendor: str, family: str, sm: int | None = None, arch: str | None = None,
+                 memory_mib: int | None = None, count: int = 8, host_arch: str = "x86_64",
+                 aliases: tuple[str, ...] = (), description: str = ""):
+        self.name = name
+        self.vendor = vendor  # nvidia | amd | cpu
+        self.family = family  # ampere | ada | hopper | blackwell | blackwell-ultra | blackwell-rtx | cdna3 | cdna4 | cpu
+        self.sm = sm  # compute capability × 10 as sglang computes it (major*10 + minor); AMD: what ROCm torch reports
+        self.arch = arch  # AMD gfx arch
+        self.memory_mib = memory_mib  # per GPU
+        self.count = count  # GPUs per node
+        self.host_arch = host_arch
+        self.aliases = aliases
+        self.description = description
+
+    def __hash__(self) -> int:
+        return hash(self._values())
 
     def facts(self) -> dict[str, Any]:
         return {
@@ -173,23 +183,30 @@ MLA_ARCHITECTURES = {
 }
 
 
-@dataclass
-class ModelFacts:
-    """What ``config.json`` says about a checkpoint. ``path`` is where it was read from."""
+class ModelFacts(Record):
+    """What ``config.json`` says about a checkpoint. ``path`` is where it was read from. (A plain
+    class, see :class:`~sglang_lsp.findings.Record`.)"""
 
-    path: str
-    architecture: str | None
-    model_type: str | None
-    is_moe: bool
-    is_mla: bool
-    num_experts: int | None
-    dtype: str | None
-    quant_method: str | None  # the checkpoint's quantization method as sglang detects it (None: unquantized)
-    quant: dict[str, Any] = field(default_factory=dict)  # scheme: bits, group_size, symmetric, actorder, fp8_block, format, …
-    is_draft: bool = False  # an EAGLE/EAGLE3/MTP draft checkpoint
-    is_adapter: bool = False  # a PEFT adapter directory (adapter_config.json), not a model
-    dims: dict[str, Any] = field(default_factory=dict)  # sizes: hidden_size, heads, context_length, …
-    quant_raw: dict[str, Any] = field(default_factory=dict)  # the quantization_config as written (for sglang's own detection)
+    __slots__ = _fields = ("path", "architecture", "model_type", "is_moe", "is_mla", "num_experts", "dtype",
+                           "quant_method", "quant", "is_draft", "is_adapter", "dims", "quant_raw")
+
+    def __init__(self, path: str, architecture: str | None, model_type: str | None, is_moe: bool, is_mla: bool,
+                 num_experts: int | None, dtype: str | None, quant_method: str | None,
+                 quant: dict[str, Any] | None = None, is_draft: bool = False, is_adapter: bool = False,
+                 dims: dict[str, Any] | None = None, quant_raw: dict[str, Any] | None = None):
+        self.path = path
+        self.architecture = architecture
+        self.model_type = model_type
+        self.is_moe = is_moe
+        self.is_mla = is_mla
+        self.num_experts = num_experts
+        self.dtype = dtype
+        self.quant_method = quant_method  # the checkpoint's quantization method as sglang detects it (None: unquantized)
+        self.quant = {} if quant is None else quant  # scheme: bits, group_size, symmetric, actorder, fp8_block, format, …
+        self.is_draft = is_draft  # an EAGLE/EAGLE3/MTP draft checkpoint
+        self.is_adapter = is_adapter  # a PEFT adapter directory (adapter_config.json), not a model
+        self.dims = {} if dims is None else dims  # sizes: hidden_size, heads, context_length, …
+        self.quant_raw = {} if quant_raw is None else quant_raw  # the quantization_config as written (for sglang's own detection)
 
     def facts(self) -> dict[str, Any]:
         q = self.quant

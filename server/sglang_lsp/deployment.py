@@ -23,13 +23,12 @@ import bisect
 import functools
 import re
 import shlex
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from . import logger
 from .context import PROFILES, GpuClass, GpuProfile, gpu_profile, vendor_class
 from .document import Document
-from .findings import Span
+from .findings import Record, Span
 from .invocation import Invocation
 
 log = logger(__name__)
@@ -213,13 +212,16 @@ def gpu_from_resource(name: str) -> GpuClass | None:
 # what surrounds a launch
 
 
-@dataclass
-class Value:
-    """A scalar read from the file, with its range (the value itself, quotes excluded)."""
+class Value(Record):
+    """A scalar read from the file, with its range (the value itself, quotes excluded). (A plain
+    class, see :class:`~sglang_lsp.findings.Record`.)"""
 
-    text: str
-    span: Span
-    key_span: Span | None = None  # the key it is the value of, when it is a mapping value
+    __slots__ = _fields = ("text", "span", "key_span")
+
+    def __init__(self, text: str, span: Span, key_span: Span | None = None):
+        self.text = text
+        self.span = span
+        self.key_span = key_span  # the key it is the value of, when it is a mapping value
 
 
 class Probe:
@@ -236,38 +238,54 @@ class Probe:
         self.key_span = key_span
 
 
-@dataclass
-class Placement:
+class Placement(Record):
     """What the file says around one launch (see the module docs). ``kind`` is ``kubernetes``,
-    ``compose``, ``yaml`` (shell in other YAML) or ``script``."""
+    ``compose``, ``yaml`` (shell in other YAML) or ``script``. (A plain class, see
+    :class:`~sglang_lsp.findings.Record`.)"""
 
-    kind: str
-    image: Value | None = None
-    gpu_limits: list[tuple[str, Value]] = field(default_factory=list)  # (resource name, count): limits, else requests
-    gpu_values: list[tuple[str, Value]] = field(default_factory=list)  # every GPU count written (limits and requests)
-    container: int | None = None  # start byte of the container mapping (launches in one container share it)
-    ports: list[tuple[Value, Value | None]] = field(default_factory=list)  # (containerPort, name)
-    ports_key: Span | None = None
-    probes: list[Probe] = field(default_factory=list)
-    shm: bool | None = None  # /dev/shm is a memory-backed volume / ipc host / shm_size (None: cannot tell)
-    shm_anchor: Span | None = None  # the container's name / the service key, for related information
-    labels: list[tuple[str, list[Value], str]] = field(default_factory=list)  # (label, allowed values, where)
-    visible_devices: Value | None = None  # the value of CUDA_VISIBLE_DEVICES / HIP_… / ROCR_… (visible_name)
-    visible_name: str | None = None
-    gres: list[tuple[str | None, Value]] = field(default_factory=list)  # Slurm GPU type and count
-    gres_per_node: Value | None = None  # `#SBATCH --gres=gpu:…:N` / `--gpus-per-node=…N`: GPUs of each node
-    gres_option: str | None = None
-    published: Span | None = None  # compose `ports:` / `docker run -p`: the container's ports are published
-    containerized: bool = False  # a script's `docker run …`: the host's variables and Slurm's GPUs do not apply
-    group: tuple | None = None  # the LeaderWorkerSet (its span) this launch belongs to
-    role: str | None = None  # leader | worker (LeaderWorkerSet)
-    group_size: Value | None = None  # LeaderWorkerSet `size`
-    templated: bool = False  # a template expression is inside the pod spec: do not trust absence
-    # compose: `$VAR`/`${VAR…}` in command/entrypoint (name, range, has a default or error form), the
-    # service's `environment:` names (with the key's range), and whether the command runs in a shell
-    interpolations: list[tuple[str, Span, bool]] = field(default_factory=list)
-    service_env: dict[str, Span] = field(default_factory=dict)
-    runs_shell: bool = False
+    __slots__ = _fields = ("kind", "image", "gpu_limits", "gpu_values", "container", "ports", "ports_key", "probes",
+                           "shm", "shm_anchor", "labels", "visible_devices", "visible_name", "gres", "gres_per_node",
+                           "gres_option", "published", "containerized", "group", "role", "group_size", "templated",
+                           "interpolations", "service_env", "runs_shell")
+
+    def __init__(self, kind: str, image: Value | None = None, gpu_limits: list[tuple[str, Value]] | None = None,
+                 gpu_values: list[tuple[str, Value]] | None = None, container: int | None = None,
+                 ports: list[tuple[Value, Value | None]] | None = None, ports_key: Span | None = None,
+                 probes: list[Probe] | None = None, shm: bool | None = None, shm_anchor: Span | None = None,
+                 labels: list[tuple[str, list[Value], str]] | None = None, visible_devices: Value | None = None,
+                 visible_name: str | None = None, gres: list[tuple[str | None, Value]] | None = None,
+                 gres_per_node: Value | None = None, gres_option: str | None = None, published: Span | None = None,
+                 containerized: bool = False, group: tuple | None = None, role: str | None = None,
+                 group_size: Value | None = None, templated: bool = False,
+                 interpolations: list[tuple[str, Span, bool]] | None = None, service_env: dict[str, Span] | None = None,
+                 runs_shell: bool = False):
+        self.kind = kind
+        self.image = image
+        self.gpu_limits = [] if gpu_limits is None else gpu_limits  # (resource name, count): limits, else requests
+        self.gpu_values = [] if gpu_values is None else gpu_values  # every GPU count written (limits and requests)
+        self.container = container  # start byte of the container mapping (launches in one container share it)
+        self.ports = [] if ports is None else ports  # (containerPort, name)
+        self.ports_key = ports_key
+        self.probes = [] if probes is None else probes
+        self.shm = shm  # /dev/shm is a memory-backed volume / ipc host / shm_size (None: cannot tell)
+        self.shm_anchor = shm_anchor  # the container's name / the service key, for related information
+        self.labels = [] if labels is None else labels  # (label, allowed values, where)
+        self.visible_devices = visible_devices  # the value of CUDA_VISIBLE_DEVICES / HIP_… / ROCR_… (visible_name)
+        self.visible_name = visible_name
+        self.gres = [] if gres is None else gres  # Slurm GPU type and count
+        self.gres_per_node = gres_per_node  # `#SBATCH --gres=gpu:…:N` / `--gpus-per-node=…N`: GPUs of each node
+        self.gres_option = gres_option
+        self.published = published  # compose `ports:` / `docker run -p`: the container's ports are published
+        self.containerized = containerized  # a script's `docker run …`: the host's variables and Slurm's GPUs do not apply
+        self.group = group  # the LeaderWorkerSet (its span) this launch belongs to
+        self.role = role  # leader | worker (LeaderWorkerSet)
+        self.group_size = group_size  # LeaderWorkerSet `size`
+        self.templated = templated  # a template expression is inside the pod spec: do not trust absence
+        # compose: `$VAR`/`${VAR…}` in command/entrypoint (name, range, has a default or error form), the
+        # service's `environment:` names (with the key's range), and whether the command runs in a shell
+        self.interpolations = [] if interpolations is None else interpolations
+        self.service_env = {} if service_env is None else service_env
+        self.runs_shell = runs_shell
 
 
 _CONTAINER_KEYS = ("containers", "initContainers")

@@ -11,7 +11,6 @@ flag value (or the YAML value) concerned, with the other side as related informa
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import os
 import re
 from typing import Any
@@ -116,7 +115,7 @@ def _script_env(doc: Document, inv: Invocation, where: Placement, tree: Any) -> 
             k = bisect.bisect_right(ends, inv.span.start)  # the last `export NAME=…` written before the launch
             if k:
                 value = Value(exported[name] or "", spans[k - 1])
-                return dataclasses.replace(where, visible_devices=value, visible_name=name)
+                return where.replace(visible_devices=value, visible_name=name)
             return where
     return where
 

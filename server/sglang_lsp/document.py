@@ -11,7 +11,8 @@ import bisect
 import functools
 import itertools
 import re
-from dataclasses import dataclass, field
+
+from .findings import Record
 
 
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
@@ -23,21 +24,22 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="surrogateescape")
 
 
-@dataclass
-class Document:
-    """A checked text with its UTF-8 bytes and line starts, for converting byte offsets."""
+class Document(Record):
+    """A checked text with its UTF-8 bytes and line starts, for converting byte offsets. (A plain
+    class, see :class:`~sglang_lsp.findings.Record`; with a ``__dict__`` for its cached line
+    starts. Two documents are equal when their text, path and language are.)"""
 
-    text: str
-    path: str | None = None
-    language: str = "shell"  # "shell" | "yaml"
-    data: bytes = field(init=False, repr=False)
-    # what the stages of one check derive from this text and share instead of redoing, by name
-    # (yaml_extract's tree, read again by deployment's placements; a script's view and its
-    # exports, asked for by every launch): it lives and dies with this text
-    derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _fields = ("text", "path", "language")
 
-    def __post_init__(self) -> None:
-        self.data = self.text.encode("utf-8", errors="surrogateescape")
+    def __init__(self, text: str, path: str | None = None, language: str = "shell"):
+        self.text = text
+        self.path = path
+        self.language = language  # "shell" | "yaml"
+        self.data = text.encode("utf-8", errors="surrogateescape")
+        # what the stages of one check derive from this text and share instead of redoing, by
+        # name (yaml_extract's tree, read again by deployment's placements; a script's view and
+        # its exports, asked for by every launch): it lives and dies with this text
+        self.derived: dict = {}
 
     @functools.cached_property
     def _line_starts(self) -> list[int]:

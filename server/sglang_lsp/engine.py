@@ -9,12 +9,10 @@ one check is contained and reported as an internal error, never as a finding.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,7 @@ from .argv import ParsedArgs, resolve
 from .catalog import Catalog, load_catalog
 from .deployment_checks import deployment_findings
 from .document import Document, decode
-from .findings import Applicability, CheckError, Edit, Finding, Fix, Span
+from .findings import Applicability, CheckError, Edit, Finding, Fix, Record, Span
 from .invocation import Invocation, Word
 from .kb_engine import add_inferred, kb_findings
 from .shell import Source, extract
@@ -38,23 +36,30 @@ _YAML_START = re.compile(r"\A(?:\ufeff)?(?:[ \t]*(?:#[^\n]*)?\n)*(?:---[ \t]*(?:
                          re.M)
 
 
-@dataclass
-class Options:
-    """How to check: the target release and GPU, rule selection, and the settings' origin."""
+class Options(Record):
+    """How to check: the target release and GPU, rule selection, and the settings' origin. (A
+    plain class, see :class:`~sglang_lsp.findings.Record`.)"""
 
-    sglang_version: str | None = None
-    gpu: str | None = None
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    model_search_paths: tuple[str, ...] = ()  # workspace roots a relative --model-path is also looked up in
-    extend_select: tuple[str, ...] = ()
-    severity: tuple = ()  # (code or prefix, Severity, Origin) entries above the configuration file's
-    project: Any = None  # the configuration file's level for this file (project_config.FileSettings)
-    origin: str = "cli"  # what the values above are: "cli" flags or editor "setting"s
-    # the release of the sglang installed in the workspace's environment: a guess at the
-    # ``inferred`` level (a directive or the file itself says better), see docs/configuration.md
-    environment_version: str | None = None
-    environment_detail: str = ""
+    __slots__ = _fields = ("sglang_version", "gpu", "select", "ignore", "model_search_paths", "extend_select",
+                           "severity", "project", "origin", "environment_version", "environment_detail")
+
+    def __init__(self, sglang_version: str | None = None, gpu: str | None = None, select: tuple[str, ...] = (),
+                 ignore: tuple[str, ...] = (), model_search_paths: tuple[str, ...] = (),
+                 extend_select: tuple[str, ...] = (), severity: tuple = (), project: Any = None, origin: str = "cli",
+                 environment_version: str | None = None, environment_detail: str = ""):
+        self.sglang_version = sglang_version
+        self.gpu = gpu
+        self.select = select
+        self.ignore = ignore
+        self.model_search_paths = model_search_paths  # workspace roots a relative --model-path is also looked up in
+        self.extend_select = extend_select
+        self.severity = severity  # (code or prefix, Severity, Origin) entries above the configuration file's
+        self.project = project  # the configuration file's level for this file (project_config.FileSettings)
+        self.origin = origin  # what the values above are: "cli" flags or editor "setting"s
+        # the release of the sglang installed in the workspace's environment: a guess at the
+        # ``inferred`` level (a directive or the file itself says better), see docs/configuration.md
+        self.environment_version = environment_version
+        self.environment_detail = environment_detail
 
 
 class Result:
@@ -367,7 +372,7 @@ def _config_words(args: list[Word], inv: Invocation, cat: Catalog, result: Resul
             return list(ref.words), True
         if ref.path is None:
             return [], False
-        path_word = dataclasses.replace(path_word, text=ref.path)
+        path_word = path_word.replace(text=ref.path)
     words = _load_config(path_word, inv, cat, result)
     return (words or [], words is not None)
 

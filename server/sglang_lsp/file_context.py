@@ -14,7 +14,6 @@ The engine calls three functions:
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import TYPE_CHECKING
 
@@ -166,6 +165,6 @@ def finish(result, options) -> list[Finding]:
         out = []
         for f in findings:
             hit = severity_for(f.code, entries)
-            out.append(f if hit is None or hit[0] == f.severity else dataclasses.replace(f, severity=hit[0]))
+            out.append(f if hit is None or hit[0] == f.severity else f.replace(severity=hit[0]))
         findings = out
     return sorted(findings, key=lambda f: f.sort_key())

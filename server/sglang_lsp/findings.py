@@ -6,7 +6,6 @@ Everything here is plain data. Ranges are byte offsets into the UTF-8 bytes of o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, NamedTuple
 
@@ -61,20 +60,55 @@ class Fix(NamedTuple):
     edits: tuple[Edit, ...]
 
 
-@dataclass
-class Finding:
+class Record:
+    """What the plain data classes of a check keep of a dataclass: comparison by value (and so
+    no hash), a ``repr`` that shows the fields, and :meth:`replace`. ``_fields`` names the fields,
+    each an argument of ``__init__``. (No ``dataclasses`` on the check path: it imports
+    ``inspect`` and ``ast``, and every dataclass compiles its generated methods, together about
+    a tenth of a cold ``sglang-lsp check``.)"""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def _values(self) -> tuple:
+        return tuple([getattr(self, f) for f in self._fields])
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self._fields)})"
+
+    def replace(self, **changes: Any):
+        """A copy with ``changes`` made, like ``dataclasses.replace``."""
+        values = {f: getattr(self, f) for f in self._fields}
+        values.update(changes)
+        return type(self)(**values)
+
+
+class Finding(Record):
     """One diagnostic: a rule's code, severity and message at a span, with its fixes."""
 
-    code: str
-    severity: Severity
-    message: str
-    span: Span
-    flag: str | None = None
-    sglang_error: str | None = None
-    kb_id: str | None = None
-    fixes: list[Fix] = field(default_factory=list)
-    related: list[tuple[Span, str]] = field(default_factory=list)
-    tags: tuple[str, ...] = ()
+    __slots__ = _fields = ("code", "severity", "message", "span", "flag", "sglang_error", "kb_id", "fixes", "related",
+                           "tags")
+
+    def __init__(self, code: str, severity: Severity, message: str, span: Span, flag: str | None = None,
+                 sglang_error: str | None = None, kb_id: str | None = None, fixes: list[Fix] | None = None,
+                 related: list[tuple[Span, str]] | None = None, tags: tuple[str, ...] = ()):
+        self.code = code
+        self.severity = severity
+        self.message = message
+        self.span = span
+        self.flag = flag
+        self.sglang_error = sglang_error
+        self.kb_id = kb_id
+        self.fixes = [] if fixes is None else fixes
+        self.related = [] if related is None else related
+        self.tags = tags
 
     def sort_key(self) -> tuple:
         return (self.span.path or "", self.span.start, self.span.end, self.code)

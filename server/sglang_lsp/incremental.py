@@ -32,7 +32,6 @@ changes on disk); a ``--config`` file, which the server watches, always means a 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -456,7 +455,7 @@ class _Shifter:
                     and all(a[0] is b[0] for a, b in zip(related, f.related)):
                 done = f  # nothing moved: the same finding
             else:
-                done = dataclasses.replace(f, span=span, fixes=fixes, related=related)
+                done = f.replace(span=span, fixes=fixes, related=related)
             self.findings[id(f)] = done
         return done
 
@@ -469,8 +468,8 @@ class _Shifter:
         return moved
 
     def parsed(self, p: ParsedArgs) -> ParsedArgs:
-        return dataclasses.replace(p, uses=[self.use(u) for u in p.uses],
-                                   findings=[self.finding(f) for f in p.findings])
+        return p.replace(uses=[self.use(u) for u in p.uses],
+                         findings=[self.finding(f) for f in p.findings])
 
 
 # ---------------------------------------------------------------------------------------

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from .findings import Span
+from .findings import Record, Span
 
 
 class CharRun(Sequence):
@@ -54,21 +53,27 @@ class CharRun(Sequence):
         return f"CharRun({self.start}, {self.n})"
 
 
-@dataclass
-class Word:
+class Word(Record):
     """One argument of a launch: its text after shell or YAML evaluation (``None``: unknown),
-    where it is written, and where each of its characters comes from."""
+    where it is written, and where each of its characters comes from. (A plain class, see
+    :class:`~sglang_lsp.findings.Record`; with a ``__dict__``, which the incremental re-check
+    copies.)"""
 
-    text: str | None
-    span: Span
-    char_spans: Sequence[tuple[int, int]] | None = None  # a list, or a CharRun
-    quote: str | None = None  # the quoting of the source word: None, "'" or '"'
-    known_prefix: str = ""  # literal start of an unknown word, e.g. "--tp=" for --tp=$TP
-    origin: str = "shell"  # shell | array | variable | yaml | config
-    config_key: str | None = None  # for words that come from a --config YAML key
-    # one argv word whatever its unknown part expands to (a Kubernetes / compose list item: the
-    # kubelet's `$(VAR)` and Compose's `${VAR}` never split a list item into several words)
-    whole: bool = False
+    _fields = ("text", "span", "char_spans", "quote", "known_prefix", "origin", "config_key", "whole")
+
+    def __init__(self, text: str | None, span: Span, char_spans: Sequence[tuple[int, int]] | None = None,
+                 quote: str | None = None, known_prefix: str = "", origin: str = "shell",
+                 config_key: str | None = None, whole: bool = False):
+        self.text = text
+        self.span = span
+        self.char_spans = char_spans  # a list, or a CharRun
+        self.quote = quote  # the quoting of the source word: None, "'" or '"'
+        self.known_prefix = known_prefix  # literal start of an unknown word, e.g. "--tp=" for --tp=$TP
+        self.origin = origin  # shell | array | variable | yaml | config
+        self.config_key = config_key  # for words that come from a --config YAML key
+        # one argv word whatever its unknown part expands to (a Kubernetes / compose list item: the
+        # kubelet's `$(VAR)` and Compose's `${VAR}` never split a list item into several words)
+        self.whole = whole
 
     @property
     def known(self) -> bool:

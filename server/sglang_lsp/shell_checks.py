@@ -5,7 +5,6 @@ files a script writes with a here-document (a `--config` YAML made on the spot).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 
@@ -36,8 +35,8 @@ def explain_placeholders(doc: Document, findings: list[Finding], parsed: list) -
             out.append(f)
             continue
         explained.add(f.span.start)
-        out.append(dataclasses.replace(f, message=f"{f.message}: {_placeholder_note(m)}",
-                                       related=[*f.related, (Span(m.start(1), m.end(1)), "shell redirections, not a value")]))
+        out.append(f.replace(message=f"{f.message}: {_placeholder_note(m)}",
+                             related=[*f.related, (Span(m.start(1), m.end(1)), "shell redirections, not a value")]))
     for args in parsed:
         for use in args.uses:
             span = use.word.span

@@ -30,7 +30,6 @@ failure containment only).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import logging
 import os
@@ -227,7 +226,7 @@ class SglangLanguageServer(LanguageServer):
         self.config_errors = {p: m for p, m in self.config_errors.items() if cfg is None or p not in cfg.files}
         if cfg is None:
             return options
-        return dataclasses.replace(options, project=cfg.for_file(start))
+        return options.replace(project=cfg.for_file(start))
 
     def _show_config_errors(self) -> None:
         for path, message in list(self.config_errors.items()):
