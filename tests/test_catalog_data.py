@@ -171,3 +171,32 @@ def test_diffusion_serve_flags_match_the_sglang_source(capsys):
     tool = _diffusion_tool()
     assert tool.main([str(SGLANG_SOURCE), CATALOG["sglang_version"]]) == 0
     assert json.loads(capsys.readouterr().out) == json.loads(DIFFUSION_PATH.read_text(encoding="utf-8"))
+
+
+def test_row_form_of_the_bundled_catalogs_is_up_to_date():
+    # a check reads the bundled catalogs in row form (start-up time): tools/catalog_rows.py
+    # writes it from the catalogs, and must have been run after the last change to one
+    import subprocess
+
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "catalog_rows.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_catalog_reads_the_same_in_both_forms():
+    from sglang_lsp.catalog import Catalog, load_catalog, to_rows
+
+    objects, rows = Catalog(json.loads(json.dumps(CATALOG))), Catalog(to_rows(CATALOG))
+    assert load_catalog("0.5.23").options == rows.options == objects.options
+    assert len(rows.options) == len(OPTIONS) and rows.options[1].dest == OPTIONS[1]["dest"]
+    for attr in ("defaults", "unknown_defaults", "required", "field_dests", "has_negative_number_options",
+                 "_sorted", "_at", "by_dest", "sglang_version", "python_version"):
+        assert getattr(rows, attr) == getattr(objects, attr), attr
+    # of one object per option, a key some option lacks reads as its absence does
+    sparse = {**CATALOG, "options": [{k: v for k, v in OPTIONS[1].items() if k not in ("config", "required")},
+                                     {**OPTIONS[2], "default_unknown": True}]}
+    cat = Catalog(sparse)
+    assert cat.options[0].config is True and cat.options[0].required is False and cat.required == []
+    assert cat.unknown_defaults == {OPTIONS[2]["dest"]}
+    with pytest.raises(ValueError):
+        to_rows(sparse)

@@ -564,7 +564,7 @@ def test_catalog_views_are_those_of_every_option_built_at_once(release):
     every option up front gives (argparse: a spelling names the last option registered with it)."""
     cat = catalog_for(release)
     first = cat.lookup("--tp-size")
-    raws = cat._raw
+    raws = [dict(zip(cat._keys, row)) for row in cat._rows]
     eager = [catalog_mod.option_from_raw(r) for r in raws]
     assert cat.options == eager
     by_string = {s: o for o in eager for s in o.option_strings}

@@ -20,6 +20,8 @@ from .findings import CheckError
 log = logger(__name__)
 
 CATALOG_DIR = Path(__file__).resolve().parent / "data" / "catalogs"
+# the bundled catalogs in row form (:func:`to_rows`), which a check reads instead
+ROWS_DIR = CATALOG_DIR / "rows"
 
 
 class Option(NamedTuple):
@@ -90,6 +92,37 @@ def option_from_raw(raw: dict) -> Option:
     )
 
 
+def to_rows(data: dict) -> dict:
+    """A catalog in row form: its top-level entries, ``keys`` (the keys every option has, in
+    order) and ``rows`` (each option's values in that order) instead of ``options``. The same
+    facts in a third of the text, and parsed about three times faster than one JSON object per
+    option (start-up time of ``sglang-lsp check``). ``tools/catalog_rows.py`` writes the row
+    form of every bundled catalog into :data:`ROWS_DIR`; a test keeps them in sync."""
+    options = data["options"]
+    keys = list(options[0]) if options else []
+    if any(list(o) != keys for o in options):
+        raise ValueError("the options of this catalog do not all have the same keys")
+    out = {k: v for k, v in data.items() if k != "options"}
+    out["keys"] = keys
+    out["rows"] = [[o[k] for k in keys] for o in options]
+    return out
+
+
+def _rows_of(data: dict) -> tuple[list[str], list[list]]:
+    """(keys, rows) of a catalog in either form. Of one object per option, a key some option
+    lacks reads as what :func:`option_from_raw` takes its absence for."""
+    if "rows" in data:
+        return data["keys"], data["rows"]
+    options = data["options"]
+    keys: dict[str, None] = {}
+    for raw in options:
+        if not isinstance(raw, dict):
+            raise TypeError("a catalog option is a JSON object")
+        keys.update(dict.fromkeys(raw))
+    absent = {k: (True if k == "config" else None) for k in keys}
+    return list(keys), [[raw.get(k, absent[k]) for k in keys] for raw in options]
+
+
 # argparse destination → ServerArgs field, as ServerArgs.from_cli_args of sglang 0.4.0 – 0.5.13.post1
 # copies them (sglang/srt/server_args.py of those releases; 0.5.14 parses into the fields directly)
 _FIELD_OF_DEST = {
@@ -112,23 +145,27 @@ class Catalog:
         # some facts unknown) or "user" (built from an installation by `sglang-lsp catalog build`)
         self.source: str = data.get("source") or "bundled"
         self.path: str | None = data.get("_path")
-        self._raw: list[dict] = data["options"]
-        self._made: list[Option | None] = [None] * len(self._raw)
+        self._keys, self._rows = _rows_of(data)
+        self._made: list[Option | None] = [None] * len(self._rows)
         self._at: dict[str, int] = {}  # option string → position of its option (the last one registered)
         self._dests: dict[str, list[int]] = {}  # destination → positions of the options storing to it
         self.unknown_defaults: set[str] = set()
         # argparse sets each destination's default from the first action that declares it
         self.defaults: dict[str, Any] = {}
-        for i, raw in enumerate(self._raw):
-            dest = raw["dest"]
-            if raw.get("default_unknown"):
+        col = {k: i for i, k in enumerate(self._keys)}
+        dest_at, strings_at = col["dest"], col["option_strings"]
+        default_at, unknown_at, required_at = col.get("default"), col.get("default_unknown"), col.get("required")
+        for i, row in enumerate(self._rows):
+            dest = row[dest_at]
+            if unknown_at is not None and row[unknown_at]:
                 self.unknown_defaults.add(dest)
             self._dests.setdefault(dest, []).append(i)
-            self.defaults.setdefault(dest, raw.get("default"))
-            for s in raw["option_strings"]:
+            self.defaults.setdefault(dest, None if default_at is None else row[default_at])
+            for s in row[strings_at]:
                 self._at[s] = i
         self._sorted = sorted(self._at)
-        self.required = [self._option(i) for i, raw in enumerate(self._raw) if raw.get("required")]
+        self.required = [] if required_at is None else [
+            self._option(i) for i, row in enumerate(self._rows) if row[required_at]]
         # ServerArgs fields that releases up to 0.5.13.post1 parse under another destination and
         # copy over in ServerArgs.from_cli_args (`args.tp_size = args.tensor_parallel_size` …):
         # rules and checks read the field names, which these catalogs answer for
@@ -149,12 +186,12 @@ class Catalog:
     def _option(self, i: int) -> Option:
         opt = self._made[i]
         if opt is None:
-            opt = self._made[i] = option_from_raw(self._raw[i])
+            opt = self._made[i] = option_from_raw(dict(zip(self._keys, self._rows[i])))
         return opt
 
     @functools.cached_property
     def options(self) -> list[Option]:
-        return [self._option(i) for i in range(len(self._raw))]
+        return [self._option(i) for i in range(len(self._rows))]
 
     @functools.cached_property
     def by_string(self) -> dict[str, Option]:
@@ -320,7 +357,8 @@ def _load(release: str, user_stamp: tuple | None) -> Catalog:
             log.warning("ignoring the user catalog %s: %s", user_stamp[0], exc)
     path = CATALOG_DIR / f"sglang-{release}.json"
     if path.is_file():
-        with path.open(encoding="utf-8") as fh:
+        rows = ROWS_DIR / path.name
+        with (rows if rows.is_file() else path).open(encoding="utf-8") as fh:
             data = json.load(fh)
         data.setdefault("source", "bundled")
         return Catalog(data)
