@@ -101,6 +101,10 @@ def test_indexed_condition_is_the_parsed_one(rule):
     assert rule.data is data and rule.record is data["record"]
     assert rule.condition.source == (data["condition"] or "false")
     assert rule.sglang_error == (data.get("sglang_error") or data["record"]["messagePattern"])
+    # the names the engine plans with are read from the index: those of the parsed condition
+    from sglang_lsp.kb_engine import _reads, condition_reads
+
+    assert _reads(rule.condition) == condition_reads(parse(rule.condition.source))
 
 
 def test_without_the_index_the_rule_files_are_read(monkeypatch, tmp_path):

@@ -101,6 +101,8 @@ def _build(data: dict) -> KbRule:
     """A rule from its entry in ``kb/index.json`` (condition already parsed, see :mod:`sglang_lsp.kb`)."""
     source = data["condition"] if data.get("condition") else "false"
     cond = conditions.parse(source) if data["tree"] is None else conditions.from_tree(source, data["tree"])
+    if data.get("reads") is not None:  # worked out by tools/kb_index.py (see kb.build_index)
+        _READS.setdefault(source, (tuple(data["reads"][0]), tuple(data["reads"][1])))
     sev = Severity(data["severity"])
     return KbRule(
         code=data["code"], name=data["name"], summary=data["summary"], severity=sev, kb_id=data["kb_id"],
@@ -773,6 +775,12 @@ def _reads(condition: conditions.Condition) -> tuple[tuple[str, ...], tuple[str,
         return _READS[condition.source]
     except KeyError:
         pass
+    reads = _READS[condition.source] = condition_reads(condition)
+    return reads
+
+
+def condition_reads(condition: conditions.Condition) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What :func:`_reads` answers, worked out from the condition's tree."""
     given: set[str] = set()
 
     def walk(n) -> None:
@@ -791,8 +799,7 @@ def _reads(condition: conditions.Condition) -> tuple[tuple[str, ...], tuple[str,
             walk(n[3])
 
     walk(condition.tree)
-    reads = _READS[condition.source] = (tuple(sorted(condition.names())), tuple(sorted(given)))
-    return reads
+    return tuple(sorted(condition.names())), tuple(sorted(given))
 
 
 def _freeze(v: Any) -> Any:
