@@ -209,6 +209,27 @@ def test_check_of_a_clean_script_loads_only_what_it_needs(tmp_path):
     assert proc.returncode == 0 and "IMPORTED []" in proc.stdout, proc.stdout + proc.stderr
 
 
+def test_check_of_a_manifest_or_of_a_script_with_mistakes_loads_no_dataclasses(tmp_path):
+    # the other cold paths (bench/bench_check.py part b measures the clean script): a Kubernetes
+    # manifest and a script with findings do not pay for dataclasses (inspect, ast) or argparse
+    (tmp_path / "bad.sh").write_text(BROKEN, encoding="utf-8")
+    (tmp_path / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: s}\nspec:\n  containers:\n  - name: s\n    image: lmsysorg/sglang\n"
+        "    command: [python3, -m, sglang.launch_server, --model-path, /m, --tp-size, '2']\n", encoding="utf-8")
+    unwanted = ["dataclasses", "inspect", "ast", "argparse", "gettext"]
+    code = (
+        "import sys; from sglang_lsp.cli import main; rc = main(['check', sys.argv[1]]);"
+        f"print('IMPORTED', [m for m in {unwanted!r} if m in sys.modules]); sys.exit(rc)"
+    )
+    env = dict(os.environ)
+    server = Path(__file__).resolve().parent.parent / "server"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(server)]))
+    for name, rc in (("bad.sh", 1), ("pod.yaml", 0)):
+        proc = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True, env=env,
+                              cwd=tmp_path)
+        assert proc.returncode == rc and "IMPORTED []" in proc.stdout, proc.stdout + proc.stderr
+
+
 @pytest.mark.parametrize("argv", [["check", "--format", "concise", "bad.sh", "good.sh"], ["check", "bad.sh"],
                                   ["check", "--format", "json", "."], ["rules"], ["check", "--bogus"]])
 def test_the_command_prints_and_exits_like_main(argv, tree, capsys):

@@ -11,25 +11,30 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import tree_sitter as ts
 
 from . import queries, rules
 from .catalog import Catalog
-from .findings import Finding, Span
+from .findings import Finding, Record, Span
 from .invocation import Word
 from .yaml_scalars import resolve_plain, scalar
 
 
-@dataclass
-class ConfigFile:
-    path: str
-    words: list[Word] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    keys: list[tuple[str, Span]] = field(default_factory=list)
-    is_mapping: bool = True
+class ConfigFile(Record):
+    """One sglang ``--config`` YAML file as the launch reads it. (A plain class, see
+    :class:`~sglang_lsp.findings.Record`.)"""
+
+    __slots__ = _fields = ("path", "words", "findings", "keys", "is_mapping")
+
+    def __init__(self, path: str, words: list[Word] | None = None, findings: list[Finding] | None = None,
+                 keys: list[tuple[str, Span]] | None = None, is_mapping: bool = True):
+        self.path = path
+        self.words = [] if words is None else words
+        self.findings = [] if findings is None else findings
+        self.keys = [] if keys is None else keys
+        self.is_mapping = is_mapping
 
 
 def _py_str(value: Any) -> str:

@@ -39,7 +39,6 @@ import operator
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
@@ -47,7 +46,7 @@ from . import queries, rules
 from .catalog import Catalog, load_catalog
 from .config_file import ConfigFile, read_config
 from .document import Document
-from .findings import Applicability, Edit, Finding, Fix, Span
+from .findings import Applicability, Edit, Finding, Fix, Record, Span
 from .invocation import CharRun, Invocation, Word, match_launch
 from .shell import Source
 from .shell import extract as extract_shell
@@ -110,32 +109,43 @@ _QUOTE_OF_STYLE = {"plain": None, "single": "'", "double": '"', "literal": "|", 
 _ENV_KEYS = ("env", "envs", "environment", "variables")
 
 
-@dataclass
-class ConfigRef:
-    """What a YAML launch's ``--config PATH`` refers to when that is not a file next to the YAML."""
+class ConfigRef(Record):
+    """What a YAML launch's ``--config PATH`` refers to when that is not a file next to the YAML.
+    (A plain class, see :class:`~sglang_lsp.findings.Record`.)"""
 
-    words: list[Word] | None = None  # the config's argv words (a ConfigMap in this file)
-    path: str | None = None  # a local file mounted at PATH, relative to the YAML file (bind mount, kustomize)
-    unknown: bool = False  # only inside the container: its flags cannot be known
+    __slots__ = _fields = ("words", "path", "unknown")
 
-
-@dataclass
-class YamlScan:
-    """What one YAML file holds for the engine."""
-
-    invocations: list[Invocation] = field(default_factory=list)
-    configs: list[ConfigFile] = field(default_factory=list)  # sglang --config mappings checked on their own
-    findings: list[Finding] = field(default_factory=list)  # YAML problems, $(VAR), folded `\`, non-string args
-    config_refs: dict[tuple[int, int], ConfigRef] = field(default_factory=dict)  # path word span → what it names
-    templated: bool = False  # template expressions were masked
+    def __init__(self, words: list[Word] | None = None, path: str | None = None, unknown: bool = False):
+        self.words = words  # the config's argv words (a ConfigMap in this file)
+        self.path = path  # a local file mounted at PATH, relative to the YAML file (bind mount, kustomize)
+        self.unknown = unknown  # only inside the container: its flags cannot be known
 
 
-@dataclass
-class _Text:
-    """A string with the source range of each character."""
+class YamlScan(Record):
+    """What one YAML file holds for the engine. (A plain class, see
+    :class:`~sglang_lsp.findings.Record`.)"""
 
-    text: str
-    spans: CharSpans
+    __slots__ = _fields = ("invocations", "configs", "findings", "config_refs", "templated")
+
+    def __init__(self, invocations: list[Invocation] | None = None, configs: list[ConfigFile] | None = None,
+                 findings: list[Finding] | None = None, config_refs: dict[tuple[int, int], ConfigRef] | None = None,
+                 templated: bool = False):
+        self.invocations = [] if invocations is None else invocations
+        self.configs = [] if configs is None else configs  # sglang --config mappings checked on their own
+        self.findings = [] if findings is None else findings  # YAML problems, $(VAR), folded `\`, non-string args
+        self.config_refs = {} if config_refs is None else config_refs  # path word span → what it names
+        self.templated = templated  # template expressions were masked
+
+
+class _Text(Record):
+    """A string with the source range of each character. (A plain class, see
+    :class:`~sglang_lsp.findings.Record`.)"""
+
+    __slots__ = _fields = ("text", "spans")
+
+    def __init__(self, text: str, spans: CharSpans):
+        self.text = text
+        self.spans = spans
 
 
 def extract_yaml(doc: Document, base_dir: str | None = None, cat: Catalog | None = None) -> YamlScan:

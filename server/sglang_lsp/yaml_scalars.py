@@ -11,23 +11,28 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import tree_sitter as ts
 
+from .findings import Record
 from .invocation import CharRun
 
 CharSpans = list[tuple[int, int]]
 
 
-@dataclass
-class Scalar:
-    text: str
-    spans: CharSpans  # a list, or a CharRun (a value written as it is, one byte per character)
-    style: str  # plain | single | double | literal | folded
-    span: tuple[int, int]  # the whole node
-    content_span: tuple[int, int]  # inside quotes / after the block header
+class Scalar(Record):
+    """A YAML scalar's text with the source range of each character. (A plain class, see
+    :class:`~sglang_lsp.findings.Record`.)"""
+
+    __slots__ = _fields = ("text", "spans", "style", "span", "content_span")
+
+    def __init__(self, text: str, spans: CharSpans, style: str, span: tuple[int, int], content_span: tuple[int, int]):
+        self.text = text
+        self.spans = spans  # a list, or a CharRun (a value written as it is, one byte per character)
+        self.style = style  # plain | single | double | literal | folded
+        self.span = span  # the whole node
+        self.content_span = content_span  # inside quotes / after the block header
 
 
 def _run(data: bytes, a: int, b: int) -> tuple[str, CharSpans]:
