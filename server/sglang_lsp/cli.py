@@ -170,8 +170,8 @@ _CHECK_DEFAULTS = {
 def _plain_check(argv: list[str]) -> SimpleNamespace | None:
     """The parsed arguments of ``check`` followed by paths only (``sglang-lsp check run.sh``,
     what CI and pre-commit hooks run), as the parser would give them, without building it:
-    importing argparse and building the ``check`` parser cost a cold single-file check about
-    a tenth of its time. ``None`` when an argument looks like an option (argparse reads a lone
+    importing argparse (and gettext) and building the ``check`` parser cost a cold single-file
+    check some 17 M instructions, a twentieth of it. ``None`` when an argument looks like an option (argparse reads a lone
     ``-`` as a path). A test compares the two."""
     if not argv or argv[0] != "check" or any(a[:1] == "-" and a != "-" for a in argv[1:]):
         return None

@@ -64,8 +64,8 @@ class Record:
     """What the plain data classes of a check keep of a dataclass: comparison by value (and so
     no hash), a ``repr`` that shows the fields, and :meth:`replace`. ``_fields`` names the fields,
     each an argument of ``__init__``. (No ``dataclasses`` on the check path: it imports
-    ``inspect`` and ``ast``, and every dataclass compiles its generated methods, together about
-    a tenth of a cold ``sglang-lsp check``.)"""
+    ``inspect`` and ``ast``, and every dataclass compiles its generated methods; with the ten
+    dataclasses a check used, some 60 M instructions, a fifth of a cold ``sglang-lsp check``.)"""
 
     __slots__ = ()
     _fields: tuple[str, ...] = ()
