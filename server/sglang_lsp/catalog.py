@@ -155,15 +155,18 @@ class Catalog:
         col = {k: i for i, k in enumerate(self._keys)}
         dest_at, strings_at = col["dest"], col["option_strings"]
         default_at, unknown_at, required_at = col.get("default"), col.get("default_unknown"), col.get("required")
+        at, dests, defaults = self._at, self._dests, self.defaults
         for i, row in enumerate(self._rows):
             dest = row[dest_at]
             if unknown_at is not None and row[unknown_at]:
                 self.unknown_defaults.add(dest)
-            self._dests.setdefault(dest, []).append(i)
-            self.defaults.setdefault(dest, None if default_at is None else row[default_at])
+            if dest in dests:
+                dests[dest].append(i)
+            else:
+                dests[dest] = [i]
+                defaults[dest] = None if default_at is None else row[default_at]
             for s in row[strings_at]:
-                self._at[s] = i
-        self._sorted = sorted(self._at)
+                at[s] = i
         self.required = [] if required_at is None else [
             self._option(i) for i, row in enumerate(self._rows) if row[required_at]]
         # ServerArgs fields that releases up to 0.5.13.post1 parse under another destination and
@@ -182,6 +185,12 @@ class Catalog:
         self.has_negative_number_options = any(
             s[1:].replace(".", "", 1).isdigit() for s in self._at if s.startswith("-") and not s.startswith("--")
         )
+
+    @functools.cached_property
+    def _sorted(self) -> list[str]:
+        """Every option string, sorted (for prefix matches: a check whose flags are all spelled
+        out never needs it)."""
+        return sorted(self._at)
 
     def _option(self, i: int) -> Option:
         opt = self._made[i]
