@@ -621,3 +621,20 @@ def test_check_guesses_the_release_from_the_working_directorys_virtualenv(tmp_pa
     script.write_text("# sglang-lsp: sglang=0.5.23\n" + script.read_text())
     assert run(capsys, "check", "run.sh")[0] == 0  # the file's own word wins
     assert run(capsys, "check", "--sglang-version", "0.5.23", "run.sh")[0] == 0
+
+
+def test_release_key_of_a_plain_release_is_what_the_version_pattern_reads():
+    # release_key reads plain release numbers without the pattern (start-up time): same keys
+    pattern = versions._version_pattern()
+
+    def by_pattern(v: str) -> tuple:
+        m = pattern.match(v)
+        if not m:
+            return ((), 0, v)
+        nums = tuple(int(x) for x in m.group("base").split("."))
+        return (nums + (0,) * (4 - len(nums)), int(m.group("n")) if m.group("post") else -1, "")
+
+    samples = [*versions.releases(), "0.5", "1.2.3.4", "1.2.3.4.5", "7", "0.5.23\n", "\u0660.\u0665", "\u00b2.1",
+               "0.5.x", "v0.5.1", "0.5.1.post2", "0.5.1-post2", "0.5.1+cu124", "", ".", "0..1", "0.5.", " 0.5"]
+    for v in samples:
+        assert versions.release_key(v) == by_pattern(v), v

@@ -52,7 +52,12 @@ def known_range() -> str:
     return f"{rel[0]} – {rel[-1]}"
 
 
-_VERSION = re.compile(r"^v?(?P<base>\d+(?:\.\d+){1,3})(?:[.-]?(?P<post>post|p)[.-]?(?P<n>\d+))?(?P<local>\+[\w.]+)?$", re.IGNORECASE)
+@functools.cache
+def _version_pattern() -> re.Pattern:
+    """A version as users write it (compiled when first needed: a check compares plain release
+    numbers only, see :func:`release_key`)."""
+    return re.compile(r"^v?(?P<base>\d+(?:\.\d+){1,3})(?:[.-]?(?P<post>post|p)[.-]?(?P<n>\d+))?(?P<local>\+[\w.]+)?$",
+                      re.IGNORECASE)
 
 
 def normalize(version: str, extra: tuple[str, ...] = ()) -> str:
@@ -61,7 +66,7 @@ def normalize(version: str, extra: tuple[str, ...] = ()) -> str:
     spellings and local suffixes (``+cu124``) are accepted; a post or local release that is not
     known is read as its base release. Anything else is a :class:`CheckError`."""
     text = (version or "").strip()
-    m = _VERSION.match(text)
+    m = _version_pattern().match(text)
     known = set(_index()) | set(extra)
     if m:
         base = m.group("base")
@@ -81,7 +86,11 @@ def normalize(version: str, extra: tuple[str, ...] = ()) -> str:
 
 def release_key(version: str) -> tuple:
     """Sort key in PEP 440 order for the release numbers sglang uses (``0.4.10.post2 < 0.5.1``)."""
-    m = _VERSION.match(version)
+    parts = version.split(".")
+    if 2 <= len(parts) <= 4 and all(p.isdecimal() for p in parts):  # a plain release: what the pattern reads
+        nums = tuple(map(int, parts))
+        return (nums + (0,) * (4 - len(nums)), -1, "")
+    m = _version_pattern().match(version)
     if not m:
         return ((), 0, version)
     nums = tuple(int(x) for x in m.group("base").split("."))
