@@ -736,32 +736,37 @@ def _glue(a: Word, b: Word) -> Word:
 
 def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]) -> list[Word]:
     words: list[Word] = []
+    append = words.append
     source = scope.source
     data = source.data
     path = source.path
     fast = source._starts is None  # plain words of the file itself skip the general evaluation
-    before_end: int | None = None  # end of the previous argument, None after a redirection
+    before_end = -9  # end of the previous argument, -9 after a redirection (never glued)
     for arg in node_args:
         t = arg.type
         if t in _NOT_WORDS:
-            before_end = None
+            before_end = -9
             continue
+        start = arg.start_byte
+        end = arg.end_byte
         # glued to the word before: only `\\`-newline between them, which bash removes
         # (tree-sitter-bash splits the word there)
-        start, end = arg.start_byte, arg.end_byte
-        glue = before_end is not None and 2 <= start - before_end <= 3 and bool(words) and \
+        glue = 2 <= start - before_end <= 3 and bool(words) and \
             _CONTINUATION.fullmatch(data, before_end, start) is not None
         before_end = end
         mark = len(words)
-        raw = data[start:end] if fast and (t == "word" or t == "number") else None
-        if raw is not None and b"\\" not in raw and raw.isascii():
-            # the commonest argument, handled here without a call: see _plain
-            text = raw.decode("ascii")
-            words.append(Word(text, Span(start, end, path), CharRun(start, len(text)), None, "", "shell"))
+        if fast and (t == "word" or t == "number"):
+            raw = data[start:end]
+            if b"\\" not in raw and raw.isascii():
+                # the commonest argument, handled here without a call: see _plain
+                append(Word(raw.decode("ascii"), _new_span(Span, (start, end, path)), CharRun(start, end - start), None,
+                            "", "shell"))
+            else:
+                _arg_words(scope, arg, open_flag, words)
         else:
             plain = _plain_word(source, arg) if fast else None
             if plain is not None:
-                words.append(plain)
+                append(plain)
             else:
                 _arg_words(scope, arg, open_flag, words)
         if glue and len(words) > mark:
@@ -769,15 +774,18 @@ def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]
     return words
 
 
+# ``Span(a, b, path)`` without the named tuple's Python-level ``__new__`` (a third of the cost
+# of each word of a launch): ``_new_span(Span, (a, b, path))``
+_new_span = tuple.__new__
+
+
 def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Word]) -> None:
     """Append the words the shell makes of the argument node ``arg``."""
     span = scope.source.span(arg.start_byte, arg.end_byte)
     pieces = expand_node(scope, arg)
-    from_variable = arg.type in ("simple_expansion", "expansion") or (
-        arg.type == "string" and len(arg.named_children) == 1 and arg.named_children[0].type == "expansion"
-        and len(pieces) != 1
-    )
-    quote = _quote_of(arg)
+    t = arg.type
+    quote = "'" if t == "raw_string" else '"' if t == "string" else None  # see _quote_of
+    lo, hi, path = span
     for piece in pieces:
         if piece is None:
             open_flag[0] = True
@@ -786,20 +794,37 @@ def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Wo
         if piece.unknown:
             words.append(Word(None, span, None, quote, piece.prefix, "shell"))
             continue
-        origin = "shell"
-        word_span = span
         spans = piece.spans
-        # characters that come from outside this word (a variable's definition)
-        if _outside(spans, span):
-            origin = "variable"
-            if type(spans) is CharRun:
-                first, last = spans.start, spans.start + spans.n
-            else:
-                first, last = spans[0][0], spans[-1][1]
-            if from_variable and len(pieces) > 1 and first <= last:
-                # a word of an array or of a split expansion: point at its definition
-                word_span = Span(first, last, span.path)
-        words.append(Word(piece.text, word_span, spans, quote, "", origin))
+        # characters that come from outside this word (a variable's definition; see _outside)
+        if type(spans) is CharRun:
+            first = spans.start
+            n = spans.n
+            if not n or lo <= first and first + n - 1 < hi:
+                words.append(Word(piece.text, span, spans, quote, "", "shell"))
+                continue
+            last = first + n
+        elif not _outside(spans, span):
+            words.append(Word(piece.text, span, spans, quote, "", "shell"))
+            continue
+        else:
+            first, last = spans[0][0], spans[-1][1]
+        word_span = span
+        if len(pieces) > 1 and first <= last and _from_variable(arg, pieces):
+            # a word of an array or of a split expansion: point at its definition
+            word_span = _new_span(Span, (first, last, path))
+        words.append(Word(piece.text, word_span, spans, quote, "", "variable"))
+
+
+def _from_variable(arg: ts.Node, pieces: list) -> bool:
+    """Whether the words ``pieces`` of ``arg`` are those of a variable's value (``$X``,
+    ``${A[@]}``, ``"${A[@]}"``) rather than of text written in the argument itself."""
+    t = arg.type
+    if t == "simple_expansion" or t == "expansion":
+        return True
+    if t != "string":
+        return False
+    kids = arg.named_children
+    return len(kids) == 1 and kids[0].type == "expansion" and len(pieces) != 1
 
 
 def _outside(spans: Sequence[tuple[int, int]], span: Span) -> bool:
