@@ -132,10 +132,10 @@ class _Val:
 class _Assignment:
     """One ``NAME=value`` / ``NAME+=(…)`` of the script (plain class: see :class:`_Val`)."""
 
-    __slots__ = ("name", "node", "value", "append", "array", "exported", "start", "end")
+    __slots__ = ("name", "node", "value", "append", "array", "exported", "start", "end", "top")
 
     def __init__(self, name: str, node: ts.Node, value: ts.Node | None, append: bool, array: bool, exported: bool,
-                 start: int = 0, end: int = 0):
+                 start: int = 0, end: int = 0, top: bool = False):
         self.name = name
         self.node = node  # the variable_assignment node
         self.value = value
@@ -144,6 +144,7 @@ class _Assignment:
         self.exported = exported
         self.start = start  # the node's byte range, read once
         self.end = end
+        self.top = top  # a statement of the script itself: it runs before anything after it
 
 
 _TRANSPARENT = {
@@ -235,7 +236,7 @@ class Scope:
             name = data[name_node.start_byte : name_node.end_byte].decode("utf-8", "surrogateescape")
             self.assignments.setdefault(name, []).append(_Assignment(
                 name, node, value, append, value is not None and value.type == "array", exported,
-                node.start_byte, node.end_byte,
+                node.start_byte, node.end_byte, parent_type == "program",
             ))
         for node in pass_.for_variables:
             self.clobbers.setdefault(self._text(node), []).append(node)
@@ -270,12 +271,15 @@ class Scope:
                 if p is not None and p.start_byte <= at_start and at.end_byte <= p.end_byte:
                     last_clobber = max(last_clobber, n.start_byte)
         chain: list[_Assignment] = []
-        target_ids = _ancestor_ids(at) if before else set()
+        target_ids = None  # the ancestors of `at`, found only for an assignment nested in something
         for a in reversed(before):
             if a.start < last_clobber:
                 return chain[::-1], True
-            if not _dominates(a.node, target_ids):
-                return chain[::-1], True
+            if not a.top:  # (a top-level statement before `at` always runs first: see _dominates)
+                if target_ids is None:
+                    target_ids = _ancestor_ids(at)
+                if not _dominates(a.node, target_ids):
+                    return chain[::-1], True
             chain.append(a)
             if not a.append:
                 return chain[::-1], False
@@ -451,7 +455,8 @@ def _expansion_parts(scope: Scope, node: ts.Node) -> tuple[str | None, str | Non
 def _expand_var(scope: Scope, node: ts.Node, depth: int) -> _Val | list[_Val]:
     """Value of ``$X``/``${…}`` at ``node``: a scalar, or a list for whole-array expansions."""
     if node.type == "simple_expansion":
-        name_node = next((c for c in node.named_children), None)
+        kids = node.named_children
+        name_node = kids[0] if kids else None
         if name_node is None or name_node.type != "variable_name":
             return _unknown()  # $1, $@, $*, $#, $$ …
         name = scope._text(name_node)
