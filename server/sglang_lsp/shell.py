@@ -788,8 +788,7 @@ def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Wo
     """Append the words the shell makes of the argument node ``arg``."""
     span = scope.source.span(arg.start_byte, arg.end_byte)
     pieces = expand_node(scope, arg)
-    t = arg.type
-    quote = "'" if t == "raw_string" else '"' if t == "string" else None  # see _quote_of
+    quote = _quote_of(arg)
     lo, hi, path = span
     for piece in pieces:
         if piece is None:
