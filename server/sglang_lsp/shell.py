@@ -132,10 +132,10 @@ class _Val:
 class _Assignment:
     """One ``NAME=value`` / ``NAME+=(…)`` of the script (plain class: see :class:`_Val`)."""
 
-    __slots__ = ("name", "node", "value", "append", "array", "exported", "start", "end")
+    __slots__ = ("name", "node", "value", "append", "array", "exported", "start", "end", "top")
 
     def __init__(self, name: str, node: ts.Node, value: ts.Node | None, append: bool, array: bool, exported: bool,
-                 start: int = 0, end: int = 0):
+                 start: int = 0, end: int = 0, top: bool = False):
         self.name = name
         self.node = node  # the variable_assignment node
         self.value = value
@@ -144,6 +144,7 @@ class _Assignment:
         self.exported = exported
         self.start = start  # the node's byte range, read once
         self.end = end
+        self.top = top  # a statement of the script itself: it runs before anything after it
 
 
 _TRANSPARENT = {
@@ -235,7 +236,7 @@ class Scope:
             name = data[name_node.start_byte : name_node.end_byte].decode("utf-8", "surrogateescape")
             self.assignments.setdefault(name, []).append(_Assignment(
                 name, node, value, append, value is not None and value.type == "array", exported,
-                node.start_byte, node.end_byte,
+                node.start_byte, node.end_byte, parent_type == "program",
             ))
         for node in pass_.for_variables:
             self.clobbers.setdefault(self._text(node), []).append(node)
@@ -270,12 +271,15 @@ class Scope:
                 if p is not None and p.start_byte <= at_start and at.end_byte <= p.end_byte:
                     last_clobber = max(last_clobber, n.start_byte)
         chain: list[_Assignment] = []
-        target_ids = _ancestor_ids(at) if before else set()
+        target_ids = None  # the ancestors of `at`, found only for an assignment nested in something
         for a in reversed(before):
             if a.start < last_clobber:
                 return chain[::-1], True
-            if not _dominates(a.node, target_ids):
-                return chain[::-1], True
+            if not a.top:  # (a top-level statement before `at` always runs first: see _dominates)
+                if target_ids is None:
+                    target_ids = _ancestor_ids(at)
+                if not _dominates(a.node, target_ids):
+                    return chain[::-1], True
             chain.append(a)
             if not a.append:
                 return chain[::-1], False
@@ -451,7 +455,8 @@ def _expansion_parts(scope: Scope, node: ts.Node) -> tuple[str | None, str | Non
 def _expand_var(scope: Scope, node: ts.Node, depth: int) -> _Val | list[_Val]:
     """Value of ``$X``/``${…}`` at ``node``: a scalar, or a list for whole-array expansions."""
     if node.type == "simple_expansion":
-        name_node = next((c for c in node.named_children), None)
+        kids = node.named_children
+        name_node = kids[0] if kids else None
         if name_node is None or name_node.type != "variable_name":
             return _unknown()  # $1, $@, $*, $#, $$ …
         name = scope._text(name_node)
@@ -743,32 +748,37 @@ def _glue(a: Word, b: Word) -> Word:
 
 def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]) -> list[Word]:
     words: list[Word] = []
+    append = words.append
     source = scope.source
     data = source.data
     path = source.path
     fast = source._starts is None  # plain words of the file itself skip the general evaluation
-    before_end: int | None = None  # end of the previous argument, None after a redirection
+    before_end = -9  # end of the previous argument, -9 after a redirection (never glued)
     for arg in node_args:
         t = arg.type
         if t in _NOT_WORDS:
-            before_end = None
+            before_end = -9
             continue
+        start = arg.start_byte
+        end = arg.end_byte
         # glued to the word before: only `\\`-newline between them, which bash removes
         # (tree-sitter-bash splits the word there)
-        start, end = arg.start_byte, arg.end_byte
-        glue = before_end is not None and 2 <= start - before_end <= 3 and bool(words) and \
+        glue = 2 <= start - before_end <= 3 and bool(words) and \
             _CONTINUATION.fullmatch(data, before_end, start) is not None
         before_end = end
         mark = len(words)
-        raw = data[start:end] if fast and (t == "word" or t == "number") else None
-        if raw is not None and b"\\" not in raw and raw.isascii():
-            # the commonest argument, handled here without a call: see _plain
-            text = raw.decode("ascii")
-            words.append(Word(text, Span(start, end, path), CharRun(start, len(text)), None, "", "shell"))
+        if fast and (t == "word" or t == "number"):
+            raw = data[start:end]
+            if b"\\" not in raw and raw.isascii():
+                # the commonest argument, handled here without a call: see _plain
+                append(Word(raw.decode("ascii"), _new_span(Span, (start, end, path)), CharRun(start, end - start), None,
+                            "", "shell"))
+            else:
+                _arg_words(scope, arg, open_flag, words)
         else:
             plain = _plain_word(source, arg) if fast else None
             if plain is not None:
-                words.append(plain)
+                append(plain)
             else:
                 _arg_words(scope, arg, open_flag, words)
         if glue and len(words) > mark:
@@ -776,15 +786,17 @@ def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]
     return words
 
 
+# ``Span(a, b, path)`` without the named tuple's Python-level ``__new__`` (a third of the cost
+# of each word of a launch): ``_new_span(Span, (a, b, path))``
+_new_span = tuple.__new__
+
+
 def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Word]) -> None:
     """Append the words the shell makes of the argument node ``arg``."""
     span = scope.source.span(arg.start_byte, arg.end_byte)
     pieces = expand_node(scope, arg)
-    from_variable = arg.type in ("simple_expansion", "expansion") or (
-        arg.type == "string" and len(arg.named_children) == 1 and arg.named_children[0].type == "expansion"
-        and len(pieces) != 1
-    )
     quote = _quote_of(arg)
+    lo, hi, path = span
     for piece in pieces:
         if piece is None:
             open_flag[0] = True
@@ -793,20 +805,37 @@ def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Wo
         if piece.unknown:
             words.append(Word(None, span, None, quote, piece.prefix, "shell"))
             continue
-        origin = "shell"
-        word_span = span
         spans = piece.spans
-        # characters that come from outside this word (a variable's definition)
-        if _outside(spans, span):
-            origin = "variable"
-            if type(spans) is CharRun:
-                first, last = spans.start, spans.start + spans.n
-            else:
-                first, last = spans[0][0], spans[-1][1]
-            if from_variable and len(pieces) > 1 and first <= last:
-                # a word of an array or of a split expansion: point at its definition
-                word_span = Span(first, last, span.path)
-        words.append(Word(piece.text, word_span, spans, quote, "", origin))
+        # characters that come from outside this word (a variable's definition; see _outside)
+        if type(spans) is CharRun:
+            first = spans.start
+            n = spans.n
+            if not n or lo <= first and first + n - 1 < hi:
+                words.append(Word(piece.text, span, spans, quote, "", "shell"))
+                continue
+            last = first + n
+        elif not _outside(spans, span):
+            words.append(Word(piece.text, span, spans, quote, "", "shell"))
+            continue
+        else:
+            first, last = spans[0][0], spans[-1][1]
+        word_span = span
+        if len(pieces) > 1 and first <= last and _from_variable(arg, pieces):
+            # a word of an array or of a split expansion: point at its definition
+            word_span = _new_span(Span, (first, last, path))
+        words.append(Word(piece.text, word_span, spans, quote, "", "variable"))
+
+
+def _from_variable(arg: ts.Node, pieces: list) -> bool:
+    """Whether the words ``pieces`` of ``arg`` are those of a variable's value (``$X``,
+    ``${A[@]}``, ``"${A[@]}"``) rather than of text written in the argument itself."""
+    t = arg.type
+    if t == "simple_expansion" or t == "expansion":
+        return True
+    if t != "string":
+        return False
+    kids = arg.named_children
+    return len(kids) == 1 and kids[0].type == "expansion" and len(pieces) != 1
 
 
 def _outside(spans: Sequence[tuple[int, int]], span: Span) -> bool:

@@ -27,6 +27,8 @@ def explain_placeholders(doc: Document, findings: list[Finding], parsed: list) -
     the file is missing). An SGL004 the argv already produced for that flag gets the
     explanation; otherwise (the flag took a later word as its value) one is added.
     """
+    if b"<" not in doc.data:
+        return list(findings)  # no placeholder anywhere: the common case, without visiting every flag
     out = []
     explained: set[int] = set()
     for f in findings:
@@ -210,10 +212,9 @@ def unassigned_variable_findings(doc: Document, script: ShellScript) -> list[Fin
     (``$SLURM_NODEID``, ``$MODEL_PATH`` exported by a job template), and nothing is reported in a
     script that ``source``s, ``.``-includes or ``eval``s anything, or that names the variable
     anywhere else (a ``read``, ``getopts``, ``printf -v``, ``mapfile``, a function's ``local`` …)."""
-    if script.scope is None or script.scope.clobber_all or _sources_or_evals(doc.data):
+    if script.scope is None or script.scope.clobber_all:
         return []
-    out: list[Finding] = []
-    assigned = sorted(script.scope.assignments)
+    candidates: list[tuple[str, Span]] = []
     seen: set[tuple[str, int]] = set()
     for inv in script.invocations:
         if inv.nested or inv.kind != "server" or inv.span.path is not None:
@@ -222,19 +223,26 @@ def unassigned_variable_findings(doc: Document, script: ShellScript) -> list[Fin
             if name.upper() == name or name.lower() in _ENVIRONMENT_NAMES or (name, span.start) in seen:
                 continue
             seen.add((name, span.start))
-            n = re.escape(name.encode())
-            if re.search(rb"\b(?:read|getopts|mapfile|readarray|local|declare|typeset|export|readonly|printf|let)\b"
-                         rb"[^\n;|&]*(?<![\w$])" + n + rb"(?!\w)|(?<![\w$])" + n + rb"\+?=|\bfor[ \t]+" + n + rb"\b",
-                         doc.data):
-                continue  # read, getopts, printf -v, local … (or an assignment the parse missed) may set it
-            import difflib  # for the suggestion only (start-up time)
+            candidates.append((name, span))
+    # the scan of the whole file for `source`/`eval` only when there is something to report
+    if not candidates or _sources_or_evals(doc.data):
+        return []
+    out: list[Finding] = []
+    assigned = sorted(script.scope.assignments)
+    for name, span in candidates:
+        n = re.escape(name.encode())
+        if re.search(rb"\b(?:read|getopts|mapfile|readarray|local|declare|typeset|export|readonly|printf|let)\b"
+                     rb"[^\n;|&]*(?<![\w$])" + n + rb"(?!\w)|(?<![\w$])" + n + rb"\+?=|\bfor[ \t]+" + n + rb"\b",
+                     doc.data):
+            continue  # read, getopts, printf -v, local … (or an assignment the parse missed) may set it
+        import difflib  # for the suggestion only (start-up time)
 
-            close = difflib.get_close_matches(name, assigned, n=1, cutoff=0.8)
-            msg = (f"`${name}` is never assigned in this script, so unless the environment the script "
-                   f"runs in defines it, bash puts an empty string here")
-            fixes = []
-            if close:
-                msg += f"; did you mean `${close[0]}`?"
-                fixes.append(Fix(f"Use `${close[0]}`", Applicability.UNSAFE, (Edit(span, close[0]),)))
-            out.append(Finding("SGL062", rules.get("SGL062").severity, msg, span, fixes=fixes))
+        close = difflib.get_close_matches(name, assigned, n=1, cutoff=0.8)
+        msg = (f"`${name}` is never assigned in this script, so unless the environment the script "
+               f"runs in defines it, bash puts an empty string here")
+        fixes = []
+        if close:
+            msg += f"; did you mean `${close[0]}`?"
+            fixes.append(Fix(f"Use `${close[0]}`", Applicability.UNSAFE, (Edit(span, close[0]),)))
+        out.append(Finding("SGL062", rules.get("SGL062").severity, msg, span, fixes=fixes))
     return out
