@@ -123,10 +123,10 @@ def _resolved(words: list[str]):
 def test_a_remembered_value_resolves_as_a_new_one(option, text):
     flag = option.option_strings[0]
     words = [f"{flag}={text}"] if text.startswith("-") else [flag, text]
-    argv._CLEAN.clear()
+    argv._readings.cache_clear()
     first = _resolved(words)
-    assert _resolved(words) == first  # the second time from argv._CLEAN where it passed
+    assert _resolved(words) == first  # the second time remembered with the flag's reading where it passed
     if option.choices:
         words = [flag, str(option.choices[0])]
-        argv._CLEAN.clear()
+        argv._readings.cache_clear()
         assert _resolved(words) == _resolved(words)
