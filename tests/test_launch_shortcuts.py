@@ -8,13 +8,14 @@ for fails here before it changes a finding.
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sglang_lsp import argv, kb_engine
+from sglang_lsp import argv, deployment, kb_engine
 from sglang_lsp.catalog import load_catalog
 from sglang_lsp.document import Document, decode
 from sglang_lsp.engine import Options, check_document, detect_language
@@ -130,3 +131,26 @@ def test_a_remembered_value_resolves_as_a_new_one(option, text):
         words = [flag, str(option.choices[0])]
         argv._readings.cache_clear()
         assert _resolved(words) == _resolved(words)
+
+
+# --- deployment: a script's `NAME=value` assignments found from the name ----------------------
+
+
+def _assignments_plainly(data: bytes, name: str) -> list[tuple[int, int, int]]:
+    """(match end, value start, value end) of every `NAME=value` after a blank, `;` or the
+    start, `export` allowed: the one regex the shortcut stands for."""
+    pattern = re.compile(rb"(?:^|[\s;])(?:export[ \t]+)?" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
+    return [(m.end(), m.start(2), m.end(2)) for m in pattern.finditer(data)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["A", "A=", "=", " ", "\n", ";", "export ", "'", '"', "x", "XA=", "\t", "$A", "A=1",
+                                 "_", "é"]), max_size=14))
+def test_assignment_spans_as_the_plain_regex_finds_them(pieces):
+    text = "".join(pieces)
+    data = text.encode()
+    view = deployment._ShellView(Document(text, "x.sh", "shell"))
+    view._assignment_span("A", len(data) + 1)  # finds (and keeps) every assignment of A in the script
+    ends, spans = view._assignments["A"]
+    found = [(end, span.start, span.end) for end, span in zip(ends, spans)]
+    assert found == _assignments_plainly(data, "A")

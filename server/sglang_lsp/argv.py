@@ -519,16 +519,17 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             _apply(use, values)
         i = j
 
-    # repeated flags
+    # repeated flags (``values`` holds the destinations set so far: fewer than the flags when
+    # some destination is set twice)
+    explicit_dests.update(values)
     by_dest: dict[str, list[FlagUse]] = {}
-    for use in uses:
+    for use in uses if len(values) < len(uses) else ():
         group = by_dest.get(use.option.dest)
         if group is None:
             by_dest[use.option.dest] = [use]
         else:
             group.append(use)
-    explicit_dests.update(by_dest)
-    for dest, group in by_dest.items() if len(by_dest) < len(uses) else ():
+    for dest, group in by_dest.items():
         if len(group) < 2 or group[-1].option.action in ("append", "append_const", "count") or dest == "config":
             continue
         last = group[-1]

@@ -947,7 +947,13 @@ class _ShellView:
         or not a literal.
         """
         data = self.doc.data
-        args = [c for c in command.children if c.end_byte <= before and c.type != "variable_assignment"]
+        args = []  # the command's words before the launch (the launch's own follow: not visited)
+        cursor = command.walk()
+        more = cursor.goto_first_child()
+        while more and (node := cursor.node).end_byte <= before:
+            if node.type != "variable_assignment":
+                args.append(node)
+            more = cursor.goto_next_sibling()
         for i, node in enumerate(args):
             raw = data[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
             if raw == "--gpus" and i + 1 < len(args):
@@ -973,13 +979,19 @@ class _ShellView:
         assignments of NAME are found in one pass: each launch asks)."""
         found = self._assignments.get(name)
         if found is None:
-            pattern = re.compile(rb"(?:^|[\s;])(?:export[ \t]+)?" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
-            matches = list(pattern.finditer(self.doc.data))
+            # `NAME=` at the start of the script or after a blank or `;` (`export NAME=` included):
+            # the regex looks for the name itself, the character before it is checked here
+            data = self.doc.data
+            pattern = re.compile(re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
+            matches = [m for m in pattern.finditer(data) if m.start() == 0 or data[m.start() - 1] in _BEFORE_NAME]
             found = self._assignments[name] = ([m.end() for m in matches],
                                                [Span(m.start(2), m.end(2)) for m in matches])
         ends, spans = found
         k = bisect.bisect_right(ends, before)
         return spans[k - 1] if k else None
+
+
+_BEFORE_NAME = frozenset(b" \t\n\r\x0b\x0c;")  # what may precede an assignment's name (regex `[\s;]`)
 
 
 def _shell_literal(raw: str) -> str | None:

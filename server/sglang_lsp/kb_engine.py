@@ -137,6 +137,9 @@ class LaunchResolver(conditions.Resolver):
             self._model = {**self._model, **declared_model, "known": True}
         self._draft = ctx.draft_facts()
         self._effective: dict[str, Any] = {}
+        # (read for every name a condition or an auto-selection asks: straight from the parse)
+        self._stored = _stored_dests(self.cat)
+        self._open, self._explicit, self._values = parsed.open, parsed.explicit, parsed.values
 
     def model_raw(self) -> dict | None:
         """The checkpoint's quantization config as written (None when the model is unknown)."""
@@ -158,11 +161,10 @@ class LaunchResolver(conditions.Resolver):
 
     # -- args --------------------------------------------------------------------------------
     def arg(self, dest: str) -> Any:
-        if not self.cat.has_dest(dest):
-            raise conditions.ConditionError(f"no flag stores to args.{dest}")
-        if self.parsed.open and not self.parsed.is_explicit(dest):
+        stored = self._stored.get(dest) or _stored_dest(self.cat, self._stored, dest)
+        if self._open and stored not in self._explicit:
             return UNKNOWN  # an unknown expansion may set it
-        return self.parsed.get(dest)
+        return self._values.get(stored, UNKNOWN)
 
     def given(self, name: str) -> Any:
         ns, _, field = name.partition(".")
@@ -178,6 +180,8 @@ class LaunchResolver(conditions.Resolver):
         ns, _, field = name.partition(".")
         if ns == "args":
             return self.arg(field)
+        if ns == "effective":
+            return self._auto_selected(field)
         if ns == "gpu":
             if not self._gpu:
                 return UNKNOWN
@@ -201,20 +205,39 @@ class LaunchResolver(conditions.Resolver):
             if field == "version":
                 return self.cat.sglang_version
             raise conditions.ConditionError(f"unknown sglang.{field}")
-        if ns == "effective":
-            if field not in EFFECTIVE:
-                raise conditions.ConditionError(f"no modelled auto-selection for effective.{field}")
-            if field not in self._effective:
-                self._effective[field] = UNKNOWN  # guard against recursion
-                try:
-                    self._effective[field] = EFFECTIVE[field](self)
-                except conditions.ConditionError:
-                    raise
-                except Exception:  # pragma: no cover - a modelling bug must not break a check
-                    log.exception("effective.%s failed", field)
-                    self._effective[field] = UNKNOWN
-            return self._effective[field]
         raise conditions.ConditionError(f"unknown name {name}")
+
+    def _auto_selected(self, field: str) -> Any:
+        """``effective.<field>``: what sglang ends up with, computed once per launch."""
+        try:
+            return self._effective[field]
+        except KeyError:
+            pass
+        if field not in EFFECTIVE:
+            raise conditions.ConditionError(f"no modelled auto-selection for effective.{field}")
+        self._effective[field] = UNKNOWN  # guard against recursion
+        try:
+            self._effective[field] = EFFECTIVE[field](self)
+        except conditions.ConditionError:
+            raise
+        except Exception:  # pragma: no cover - a modelling bug must not break a check
+            log.exception("effective.%s failed", field)
+            self._effective[field] = UNKNOWN
+        return self._effective[field]
+
+
+@functools.lru_cache(maxsize=16)
+def _stored_dests(cat: Catalog) -> dict[str, str]:
+    """The destinations of ``cat`` asked for so far → where the parse stores each (a ServerArgs
+    field name → the destination copied to it, in the releases that parse into another one)."""
+    return {}
+
+
+def _stored_dest(cat: Catalog, stored: dict[str, str], dest: str) -> str:
+    if not cat.has_dest(dest):
+        raise conditions.ConditionError(f"no flag stores to args.{dest}")
+    found = stored[dest] = cat.field_dests.get(dest, dest)
+    return found
 
 
 MODEL_FACT_NAMES = {
