@@ -21,6 +21,7 @@ from sglang_lsp.document import Document, decode
 from sglang_lsp.engine import Options, check_document, detect_language
 from sglang_lsp.findings import Span
 from sglang_lsp.invocation import Word
+from sglang_lsp.precedence import KIND_RANK, LaunchContext, Origin
 
 CAT = load_catalog()
 LONG = CAT.long_names()
@@ -154,3 +155,18 @@ def test_assignment_spans_as_the_plain_regex_finds_them(pieces):
     ends, spans = view._assignments["A"]
     found = [(end, span.start, span.end) for end, span in zip(ends, spans)]
     assert found == _assignments_plainly(data, "A")
+
+
+# --- precedence: the winning value is the first candidate ------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["gpu", "model", "gpu-class"]), st.sampled_from(list(KIND_RANK)),
+                          st.one_of(st.none(), st.tuples(st.integers(0, 50), st.integers(0, 50)))), max_size=8),
+       st.sampled_from(["gpu", "model"]), st.one_of(st.none(), st.integers(0, 60)))
+def test_the_resolved_value_is_the_best_candidate(entries, key, at):
+    context = LaunchContext()
+    for n, (k, kind, scope) in enumerate(entries):
+        context.add(k, n, Origin(kind), Span(min(scope), max(scope)) if scope else None)
+    candidates = context.candidates(key, at)
+    assert context.resolve(key, at) is (candidates[0] if candidates else None)

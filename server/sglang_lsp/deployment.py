@@ -835,6 +835,7 @@ _GRES = re.compile(r"^#SBATCH[ \t]+--(?P<option>gres[= ]gpu|gpus(?:-per-node|-pe
 
 
 _IMAGE_BYTES = re.compile(rb"sglang[\w.-]*[:@]")
+_VARIABLE_WORD = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 
 
 class _ShellView:
@@ -926,9 +927,11 @@ class _ShellView:
     def _image_word(self, token: str, a: int, before: int) -> Value | None:
         """``token`` (at byte ``a``) as an sglang image reference: written as is, quoted, or a
         `$NAME` whose last plain assignment before byte ``before`` names one (`IMG=lmsysorg/…`)."""
+        if "sglang" not in token and "$" not in token:
+            return None  # (most words: neither an sglang image nor a variable that may hold one)
         if len(token) > 1 and token[0] == token[-1] and token[0] in "'\"":
             token, a = token[1:-1], a + 1
-        name = re.fullmatch(r"\$(?:\{(\w+)\}|(\w+))", token)
+        name = _VARIABLE_WORD.fullmatch(token)
         if name is not None:
             span = self._assignment_span(name.group(1) or name.group(2), before)
             if span is None:

@@ -27,6 +27,7 @@ from .deployment import Inferred, infer_context
 from .findings import Applicability, Edit, Finding, Fix, Severity, Span, contain_failure
 from .invocation import Invocation, Word
 from .kb import load_index, rule_file
+from .precedence import KIND_RANK, Origin
 
 log = logger(__name__)
 
@@ -1326,8 +1327,6 @@ def launch_target(result: Any, inv: Invocation | None, at: int | None = None,
     inferred from the file (:func:`~sglang_lsp.deployment.infer_context`, added to the chain by
     the engine) > configuration file > unknown. An exact GPU wins over a GPU class from a lower
     level or the same one."""
-    from .precedence import KIND_RANK
-
     settings = _settings_of(result)
     if inv is not None and inv.span.path is None:
         at = inv.span.start
@@ -1349,8 +1348,6 @@ def launch_target(result: Any, inv: Invocation | None, at: int | None = None,
 def add_inferred(result: Any, inv: Invocation) -> None:
     """Put what the file says about one launch's hardware and release (a node selector, a GPU
     resource, an image tag …) into the file's precedence chain, scoped to that launch."""
-    from .precedence import Origin
-
     settings = getattr(result, "context", None)
     if settings is None or inv.span.path is not None:
         return
