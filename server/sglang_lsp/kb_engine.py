@@ -917,6 +917,7 @@ class _Plan:
 
 
 _UNSET_MAX = 256
+_CONTEXT_NAMESPACES = frozenset({"gpu", "model", "draft", "sglang"})  # fixed by a launch's context
 
 
 def _key_of(slots: tuple[int, ...]) -> Callable[[Any], tuple]:
@@ -949,7 +950,8 @@ class _Unset:
         self.declared = declared
         self.resolver = LaunchResolver(self._empty(), self.ctx, declared)
         self.vector = plan.inputs(self.resolver)
-        self.applicable = frozenset(r for r, rule in enumerate(plan.rules) if _applies(rule, version, ctx))
+        self.applicable = frozenset(r for r, rule in enumerate(plan.rules)
+                                    if _applies(rule, version, ctx) and not self._excluded(rule))
         self.fired = frozenset(r for r in self.applicable
                                if _holds(plan.rules[r], plan.keys[r](self.vector), self.resolver))
         # an input that cannot be frozen cannot be compared: its readers are always evaluated
@@ -962,6 +964,22 @@ class _Unset:
             slots_of.setdefault(cat.field_dests.get(dest, dest), []).append(i)
         self.flag_slots = {dest: tuple(slots) for dest, slots in slots_of.items()}
         self.effective = tuple((i, *self._reads_of(plan.names[i])) for i in plan.effective_slots)
+
+    def _excluded(self, rule: KbRule) -> bool:
+        """Whether the context alone keeps ``rule`` from firing: a part of its conjunction that
+        reads only the GPU, the model, the draft model and the release is not TRUE here, and so
+        is not for any launch in this context (a condition is TRUE only when every part is)."""
+        tree = rule.condition.tree
+        for part in tree[1] if tree[0] == "and" else ():
+            names = conditions.Condition("", part).names()
+            if not names or any(n.partition(".")[0] not in _CONTEXT_NAMESPACES for n in names):
+                continue
+            try:
+                if conditions.Condition("", part).evaluate(self.resolver) is not True:
+                    return True
+            except Exception:  # left to the evaluation of the whole condition, which reports it
+                continue
+        return False
 
     def _empty(self) -> ParsedArgs:
         return ParsedArgs(self.cat, [], defaults(self.cat, {}), set(), self.open, [])
