@@ -8,18 +8,20 @@ for fails here before it changes a finding.
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sglang_lsp import argv, kb_engine
+from sglang_lsp import argv, deployment, kb_engine
 from sglang_lsp.catalog import load_catalog
 from sglang_lsp.document import Document, decode
 from sglang_lsp.engine import Options, check_document, detect_language
 from sglang_lsp.findings import Span
 from sglang_lsp.invocation import Word
+from sglang_lsp.precedence import KIND_RANK, LaunchContext, Origin
 
 CAT = load_catalog()
 LONG = CAT.long_names()
@@ -123,10 +125,48 @@ def _resolved(words: list[str]):
 def test_a_remembered_value_resolves_as_a_new_one(option, text):
     flag = option.option_strings[0]
     words = [f"{flag}={text}"] if text.startswith("-") else [flag, text]
-    argv._CLEAN.clear()
+    argv._readings.cache_clear()
     first = _resolved(words)
-    assert _resolved(words) == first  # the second time from argv._CLEAN where it passed
+    assert _resolved(words) == first  # the second time remembered with the flag's reading where it passed
     if option.choices:
         words = [flag, str(option.choices[0])]
-        argv._CLEAN.clear()
+        argv._readings.cache_clear()
         assert _resolved(words) == _resolved(words)
+
+
+# --- deployment: a script's `NAME=value` assignments found from the name ----------------------
+
+
+def _assignments_plainly(data: bytes, name: str) -> list[tuple[int, int, int]]:
+    """(match end, value start, value end) of every `NAME=value` after a blank, `;` or the
+    start, `export` allowed: the one regex the shortcut stands for."""
+    pattern = re.compile(rb"(?:^|[\s;])(?:export[ \t]+)?" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
+    return [(m.end(), m.start(2), m.end(2)) for m in pattern.finditer(data)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["A", "A=", "=", " ", "\n", ";", "export ", "'", '"', "x", "XA=", "\t", "$A", "A=1",
+                                 "_", "é"]), max_size=14))
+def test_assignment_spans_as_the_plain_regex_finds_them(pieces):
+    text = "".join(pieces)
+    data = text.encode()
+    view = deployment._ShellView(Document(text, "x.sh", "shell"))
+    view._assignment_span("A", len(data) + 1)  # finds (and keeps) every assignment of A in the script
+    ends, spans = view._assignments["A"]
+    found = [(end, span.start, span.end) for end, span in zip(ends, spans)]
+    assert found == _assignments_plainly(data, "A")
+
+
+# --- precedence: the winning value is the first candidate ------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["gpu", "model", "gpu-class"]), st.sampled_from(list(KIND_RANK)),
+                          st.one_of(st.none(), st.tuples(st.integers(0, 50), st.integers(0, 50)))), max_size=8),
+       st.sampled_from(["gpu", "model"]), st.one_of(st.none(), st.integers(0, 60)))
+def test_the_resolved_value_is_the_best_candidate(entries, key, at):
+    context = LaunchContext()
+    for n, (k, kind, scope) in enumerate(entries):
+        context.add(k, n, Origin(kind), Span(min(scope), max(scope)) if scope else None)
+    candidates = context.candidates(key, at)
+    assert context.resolve(key, at) is (candidates[0] if candidates else None)

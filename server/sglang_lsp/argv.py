@@ -140,13 +140,18 @@ _VALUE_KINDS = frozenset("AU")  # words a flag can take as its values
 
 
 class _Classified:
-    """What argparse makes of one word (a plain class: one is made per word of every launch).
-    ``kind``: "O" option, "A" value, "U" unknown word, "X" unknown option, "D" '--', "R" a
-    value already reported."""
+    """What argparse makes of one word. ``kind``: "O" option, "A" value, "U" unknown word, "X"
+    unknown option, "D" '--', "R" a value already reported.
 
-    __slots__ = ("kind", "word", "option", "spelling", "written", "explicit", "explicit_known", "ambiguous")
+    The reading of a word whose text is known depends on nothing but the text and the catalog,
+    so it is made once per spelling and shared by every word written so (:func:`_readings`):
+    ``word`` is then None and the resolver pairs it with the word at hand (:meth:`bound`) only
+    for a finding. A word whose text is unknown gets a reading of its own, with its word."""
 
-    def __init__(self, kind: str, word: Word, option: Option | None = None, spelling: str | None = None,
+    __slots__ = ("kind", "word", "option", "spelling", "written", "explicit", "explicit_known", "ambiguous",
+                 "switch", "help", "stores_one", "clean")
+
+    def __init__(self, kind: str, word: Word | None, option: Option | None = None, spelling: str | None = None,
                  written: str = "", explicit: str | None = None, explicit_known: bool = True,
                  ambiguous: list[str] | None = None):
         self.kind = kind
@@ -157,56 +162,97 @@ class _Classified:
         self.explicit = explicit  # text after '=' (None: no '='; UNKNOWN value → "")
         self.explicit_known = explicit_known
         self.ambiguous = ambiguous
+        # (asked of every option word: read from the option once, not on every use)
+        self.switch = option is not None and option.is_switch
+        self.help = option is not None and option.action == "help"
+        self.stores_one = option is not None and option.action == "store" and option.nargs is None
+        # value text → its value, for the values that passed every check of the option
+        self.clean: dict[str, Any] | None = {} if option is not None else None
+
+    def bound(self, word: Word) -> "_Classified":
+        """This reading of ``word`` (a shared reading paired with one word that has it)."""
+        if self.word is word:
+            return self
+        c = _Classified(self.kind, word, self.option, self.spelling, self.written, self.explicit,
+                        self.explicit_known, self.ambiguous)
+        return c
 
 
-def _classify(cat: Catalog, word: Word, after_dashdash: bool) -> _Classified:
-    if after_dashdash:
-        return _Classified("A", word)
+_VALUE = _Classified("A", None)  # the reading of every word in a value position
+_REPORTED = _Classified("R", None)  # a value already reported with its flag
+_DASHDASH = _Classified("D", None)
+
+# spellings read by catalog: each text's reading, for as many distinct texts as this (then
+# started afresh: arbitrary typos must not grow it without bound)
+_READINGS_MAX = 1 << 14
+
+
+@functools.lru_cache(maxsize=16)
+def _readings(cat: Catalog) -> dict[str, _Classified]:
+    """The readings of the word texts met so far in launches resolved against ``cat``."""
+    return {}
+
+
+def _classify(cat: Catalog, word: Word) -> _Classified:
+    """The reading of ``word`` (for a known text, the shared reading of its text)."""
     text = word.text
     if text is None:
-        prefix = word.known_prefix
-        if prefix.startswith("-") and "=" in prefix:
-            flag = prefix.split("=", 1)[0]
-            c = _classify(cat, Word(flag, word.span, word.char_spans), False)
-            if c.kind == "O":
-                c.word = word
-                c.explicit = ""
-                c.explicit_known = False
-                c.written = flag
-                return c
-        return _Classified("U", word)
+        return _classify_unknown(cat, word)
+    memo = _readings(cat)
+    c = memo.get(text)
+    if c is None:
+        if len(memo) >= _READINGS_MAX:
+            memo.clear()
+        c = memo[text] = _classify_text(cat, text)
+    return c
+
+
+def _classify_unknown(cat: Catalog, word: Word) -> _Classified:
+    """A word whose text is unknown: an option when its known start is `--flag=`, else a word
+    that may be anything."""
+    prefix = word.known_prefix
+    if prefix.startswith("-") and "=" in prefix:
+        flag = prefix.split("=", 1)[0]
+        known = _classify_text(cat, flag)
+        if known.kind == "O":
+            return _Classified("O", word, known.option, known.spelling, flag, "", False, known.ambiguous)
+    return _Classified("U", word)
+
+
+def _classify_text(cat: Catalog, text: str) -> _Classified:
+    """What argparse makes of a word reading ``text`` (a pure function of the two)."""
     if text == "--":
-        return _Classified("D", word)
+        return _DASHDASH
     if not text or text[0] != "-" or text == "-":
-        return _Classified("A", word)
+        return _VALUE
     opt = cat.lookup(text)
     if opt is not None:
-        return _Classified("O", word, opt, text, text)
+        return _Classified("O", None, opt, text, text)
     if len(text) == 1:
-        return _Classified("A", word)
+        return _VALUE
     if "=" in text:
         flag, value = text.split("=", 1)
         opt = cat.lookup(flag)
         if opt is not None:
-            return _Classified("O", word, opt, flag, flag, value)
+            return _Classified("O", None, opt, flag, flag, value)
     # unique-prefix abbreviation (argparse allow_abbrev); only for "--" options here
     if text.startswith("--"):
         flag, eq, value = text.partition("=")
         matches = cat.prefix_matches(flag)
         if len(matches) > 1:
-            return _Classified("X", word, written=flag, ambiguous=matches, explicit=value if eq else None)
+            return _Classified("X", None, written=flag, ambiguous=matches, explicit=value if eq else None)
         if len(matches) == 1:
-            return _Classified("O", word, cat.lookup(matches[0]), matches[0], flag, value if eq else None)
+            return _Classified("O", None, cat.lookup(matches[0]), matches[0], flag, value if eq else None)
     elif len(text) > 2:
         # single-dash: argparse tries the 2-char short option with the rest as its value
         short = cat.lookup(text[:2])
         if short is not None:
-            return _Classified("O", word, short, text[:2], text[:2], text[2:])
+            return _Classified("O", None, short, text[:2], text[:2], text[2:])
     if _NEGATIVE.match(text) and not cat.has_negative_number_options:
-        return _Classified("A", word)
+        return _VALUE
     if " " in text:
-        return _Classified("A", word)
-    return _Classified("X", word, written=text.split("=", 1)[0])
+        return _VALUE
+    return _Classified("X", None, written=text.split("=", 1)[0])
 
 
 def _explicit_word(c: _Classified) -> tuple[Word, Span]:
@@ -230,8 +276,6 @@ def _flag_span(c: _Classified) -> Span:
     w = c.word
     if w.text is not None and c.explicit is not None:
         return w.sub_span(0, len(c.written))
-    if w.text is None and c.explicit is not None:
-        return w.span
     return w.span
 
 
@@ -330,11 +374,24 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             anchor: Span | None = None) -> ParsedArgs:
     """Resolve ``words`` against ``cat`` like ``parser.parse_args`` would, collecting findings."""
     findings: list[Finding] = []
-    # (a word not starting with `-` is a value: most words, classified without a call)
-    classified = [_Classified("A", w) if (t := w.text) and t[0] != "-" else _classify(cat, w, False) for w in words]
-    dashdash = next((k for k, c in enumerate(classified) if c.kind == "D"), None)
-    if dashdash is not None:  # after `--` every word is a value
-        classified[dashdash + 1:] = [_Classified("A", c.word) for c in classified[dashdash + 1:]]
+    # the reading of every word (`reads[i]` of `words[i]`): a word not starting with `-` is a
+    # value, most words; a known text's reading is looked up, made once per spelling
+    memo = _readings(cat)
+    reads: list[_Classified] = []
+    unknown_words = False
+    for w in words:
+        t = w.text
+        if t and t[0] != "-":
+            reads.append(_VALUE)
+            continue
+        c = memo.get(t) if t is not None else None
+        if c is None:
+            c = _classify(cat, w)
+            unknown_words = unknown_words or c.kind == "U"
+        reads.append(c)
+    if _DASHDASH in reads:  # after `--` every word is a value
+        dashdash = reads.index(_DASHDASH)
+        reads[dashdash + 1:] = [_VALUE] * (len(reads) - dashdash - 1)
 
     uses: list[FlagUse] = []
     values: dict[str, Any] = {}
@@ -342,145 +399,145 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
     blind = False  # after an unknown word in flag position, stray values are not ours to judge
     owner_unknown = False  # values after an unknown option belong to it
     i = 0
-    whole_values: set[int] = set()  # unknown list items read as the single value of a flag
-    n = len(classified)
+    whole_values: set[int] = set()  # positions of unknown list items read as the single value of a flag
+    n = len(reads)
     while i < n:
-        c = classified[i]
-        if c.kind == "R":
-            i += 1
-            continue
-        if c.kind == "D":
-            # sglang's parser has no positional arguments, so `--` itself is left over
-            if not blind and not owner_unknown:
-                findings.append(_stray(c.word))
-            i += 1
-            continue
-        if c.kind == "U":
-            blind = True
-            owner_unknown = False
-            i += 1
-            continue
-        if c.kind == "A":
-            if not blind and not owner_unknown:
-                findings.append(_stray_or_other_release(cat, c.word))
-            i += 1
-            continue
-        if c.kind == "X":
-            text = c.word.text or ""
-            value = text.split("=", 1)[1] if "=" in text else (
-                classified[i + 1].word.text if i + 1 < n and classified[i + 1].kind == "A" else None)
-            findings.append(release_findings.with_value_note(cat, _unknown_option(cat, c), value))
-            owner_unknown = True
-            blind = False
-            i += 1
+        c = reads[i]
+        word = words[i]
+        kind = c.kind
+        if kind != "O":
+            if kind == "A":
+                if not blind and not owner_unknown:
+                    findings.append(_stray_or_other_release(cat, word))
+            elif kind == "U":
+                blind = True
+                owner_unknown = False
+            elif kind == "X":
+                text = word.text or ""
+                value = text.split("=", 1)[1] if "=" in text else (
+                    words[i + 1].text if i + 1 < n and reads[i + 1].kind == "A" else None)
+                findings.append(release_findings.with_value_note(cat, _unknown_option(cat, c.bound(word)), value))
+                owner_unknown = True
+                blind = False
+            elif kind == "D":
+                # sglang's parser has no positional arguments, so `--` itself is left over
+                if not blind and not owner_unknown:
+                    findings.append(_stray(word))
+            i += 1  # (and "R": a value reported with its flag)
             continue
         # an option
         blind = False
         owner_unknown = False
         opt = c.option
         assert opt is not None
-        single_dash_cluster = (c.explicit is not None and c.spelling is not None and not c.spelling.startswith("--")
-                               and _short_cluster_has_help(cat, c.explicit))
-        if opt.action == "help" and (c.explicit is None or single_dash_cluster):
-            # argparse prints usage and exits as soon as it reaches -h/--help: later words are never
-            # parsed, and leftovers or missing required flags are never reported; ambiguity errors
-            # come earlier (every word is classified first)
+        explicit = c.explicit
+        if c.help and (explicit is None or (c.spelling is not None and not c.spelling.startswith("--")
+                                            and _short_cluster_has_help(cat, explicit))):
+            # argparse prints usage and exits as soon as it reaches -h/--help (or a single-dash
+            # cluster holding it): later words are never parsed, and leftovers or missing required
+            # flags are never reported; ambiguity errors come earlier (every word is classified first)
             findings = [f for f in findings if f.code not in _DEFERRED_CODES]
-            findings += [_unknown_option(cat, later) for later in classified[i + 1:] if later.ambiguous]
-            findings.append(_finding("SGL021", f"`{c.word.text}` makes sglang print its usage and exit; no server starts",
-                                     c.word.span, flag="--help"))
-            return ParsedArgs(cat, uses, defaults(cat, values), explicit_dests, True, findings)
-        moved = release_findings.abbreviation_finding(cat, c.word, c.written, c.spelling, _flag_span(c)) \
-            if c.written != c.spelling else None
-        if moved is not None:
-            findings.append(moved)
-        elif c.written != c.spelling:
-            findings.append(
-                _finding(
-                    "SGL007",
-                    f"`{c.written}` is an abbreviation of `{c.spelling}`; spell it out so a future flag "
-                    f"sharing the prefix cannot make it ambiguous",
-                    _flag_span(c),
-                    flag=c.spelling,
-                    fixes=[_replace_fix(f"Spell out `{c.spelling}`", _flag_span(c), c.spelling, Applicability.SAFE)],
-                )
-            )
-        if opt.rejects:
-            findings.append(
-                _finding("SGL015", f"`{c.spelling}` is retired: sglang {cat.sglang_version} refuses it"
-                         + (f"; use `{opt.replacement}`" if opt.replacement else ""),
-                         _flag_span(c), flag=c.spelling, sglang_error=_esc(c.spelling) if False else None)
-            )
+            findings += [_unknown_option(cat, reads[k].bound(words[k])) for k in range(i + 1, n) if reads[k].ambiguous]
+            findings.append(_finding("SGL021", f"`{word.text}` makes sglang print its usage and exit; no server starts",
+                                     word.span, flag="--help"))
+            return ParsedArgs(cat, uses, defaults(cat, {}), set(), True, findings)
+        if c.written != c.spelling or opt.rejects:
+            _misspelt_or_retired(cat, c.bound(word), findings)
+        j = i + 1
+        if c.stores_one and explicit is None and j < n and (after := reads[j].kind) in _VALUE_KINDS:
+            # most flags: one value, in the next word, stored
+            v = words[j]
+            text = v.text
+            if text is None:
+                value = UNKNOWN
+                if after == "U" and v.whole and not v.known_prefix.startswith("-"):
+                    whole_values.add(j)  # one word in a value slot: a value, not more flags
+            else:
+                value = c.clean.get(text, _UNSEEN)
+            use = FlagUse(opt, c.spelling, c.written, word, word.span, [v], [v.span], False,
+                          [] if value is _UNSEEN else [value], i)
+            if value is _UNSEEN:
+                _convert_values(cat, c, use, findings)
+            if opt.deprecated:
+                _check_deprecated(cat, use, findings)
+            uses.append(use)
+            values[opt.dest] = use.converted[0]
+            i = j + 1
+            continue
         value_words: list[Word] = []
         value_spans: list[Span] = []
-        j = i + 1
-        if c.explicit is not None:
-            if opt.is_switch:
-                vw, vs = _explicit_word(c)
-                if c.spelling and not c.spelling.startswith("--") and c.word.text and _two_dash_target(cat, c.word.text):
-                    findings.append(_one_dash(cat, opt, c))
+        if explicit is not None:
+            bound = c.bound(word)
+            vw, vs = _explicit_word(bound)
+            if c.switch:
+                if c.spelling and not c.spelling.startswith("--") and word.text and _two_dash_target(cat, word.text):
+                    findings.append(_one_dash(cat, opt, bound))
                     owner_unknown = True  # its would-be values are not separate mistakes
                 else:
-                    findings.append(_value_for_switch(opt, c, vw, vs, explicit=True))
+                    findings.append(_value_for_switch(opt, bound, vw, vs, explicit=True))
                 i += 1
                 continue
-            vw, vs = _explicit_word(c)
             value_words.append(vw)
             value_spans.append(vs)
+            flag_span = _flag_span(bound)
         else:
-            switch = opt.is_switch
+            flag_span = word.span
+            switch = c.switch
             nargs = opt.nargs
-            k = i + 1
-            while k < n and classified[k].kind in _VALUE_KINDS:
+            k = j
+            while k < n and reads[k].kind in _VALUE_KINDS:
                 k += 1
-            following = classified[i + 1:k]
+            following = k - j
             if switch and nargs in (None, 0):
                 take = need = 0
             elif nargs is None or nargs == "?":
-                take, need = min(1, len(following)), 1 if nargs is None else 0
+                take, need = min(1, following), 1 if nargs is None else 0
             elif nargs in ("*", "+"):
-                take, need = len(following), 1 if nargs == "+" else 0
+                take, need = following, 1 if nargs == "+" else 0
             else:
-                take, need = min(int(nargs), len(following)), nargs
-            if take < (need or 0):
+                take, need = min(int(nargs), following), nargs
+            if take < (need or 0) and not (open_argv and k == n):
                 # a following unknown word could still be the value; only known words end it
-                nxt = classified[k] if k < n else None
-                if not (open_argv and nxt is None):
-                    findings.append(_missing_value(opt, c, nargs, need))
-            for f in following[:take]:
-                value_words.append(f.word)
-                value_spans.append(f.word.span)
-                if f.kind == "U" and f.word.whole and nargs not in ("?", "*", "+") \
-                        and not f.word.known_prefix.startswith("-"):
-                    whole_values.add(id(f))  # one word in a value slot: a value, not more flags
-            j = i + 1 + take
-            if switch and following and following[0].kind == "A" and following[0].word.text is not None \
-                    and following[0].word.text.lower() in ("true", "false", "1", "0", "yes", "no", "on", "off"):
-                w = following[0].word
-                findings.append(_value_for_switch(opt, c, w, w.span, explicit=False))
-                classified[i + 1] = _Classified("R", w)  # reported here, not again as stray
+                findings.append(_missing_value(opt, c.bound(word), nargs, need))
+            for m in range(j, j + take):
+                v = words[m]
+                value_words.append(v)
+                value_spans.append(v.span)
+                if reads[m].kind == "U" and v.whole and nargs not in ("?", "*", "+") \
+                        and not v.known_prefix.startswith("-"):
+                    whole_values.add(m)  # one word in a value slot: a value, not more flags
+            j += take
+            if switch and following and reads[i + 1].kind == "A" and (v := words[i + 1]).text is not None \
+                    and v.text.lower() in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+                findings.append(_value_for_switch(opt, c.bound(word), v, v.span, explicit=False))
+                reads[i + 1] = _REPORTED  # reported here, not again as stray
                 j = i + 1
-        use = FlagUse(opt, c.spelling or c.written, c.written, c.word, _flag_span(c), value_words, value_spans,
-                      c.explicit is not None, index=i)
-        _convert_values(cat, use, findings)
-        _check_deprecated(cat, use, findings)
+        use = FlagUse(opt, c.spelling or c.written, c.written, word, flag_span, value_words, value_spans,
+                      explicit is not None, [], i)
+        if value_words:
+            _convert_values(cat, c, use, findings)
+        if opt.deprecated:
+            _check_deprecated(cat, use, findings)
         uses.append(use)
+        # the destination's value after this flag (most flags: their one value, stored)
+        converted = use.converted
+        if c.stores_one and converted:
+            values[opt.dest] = converted[0]
+        else:
+            _apply(use, values)
         i = j
 
-    # repeated flags, final values
+    # repeated flags (``values`` holds the destinations set so far: fewer than the flags when
+    # some destination is set twice)
+    explicit_dests.update(values)
     by_dest: dict[str, list[FlagUse]] = {}
-    repeated = False
-    for use in uses:
-        dest = use.option.dest
-        group = by_dest.get(dest)
+    for use in uses if len(values) < len(uses) else ():
+        group = by_dest.get(use.option.dest)
         if group is None:
-            by_dest[dest] = [use]
+            by_dest[use.option.dest] = [use]
         else:
             group.append(use)
-            repeated = True
-        _apply(use, values)
-    explicit_dests.update(by_dest)
-    for dest, group in by_dest.items() if repeated else ():
+    for dest, group in by_dest.items():
         if len(group) < 2 or group[-1].option.action in ("append", "append_const", "count") or dest == "config":
             continue
         last = group[-1]
@@ -510,7 +567,8 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
     findings = [_with_named_value(f, uses, words) for f in findings]
     findings = _one_per_token(findings)
 
-    any_unknown = open_argv or any(c.kind == "U" and id(c) not in whole_values for c in classified)
+    any_unknown = open_argv or (unknown_words and any(c.kind == "U" and k not in whole_values
+                                                     for k, c in enumerate(reads)))
     if check_required and not any_unknown and anchor is not None:
         for opt in cat.required:
             if opt.dest not in explicit_dests:
@@ -521,6 +579,33 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
                              sglang_error=r"the following arguments are required: .*" + _esc(names))
                 )
     return ParsedArgs(cat, uses, values, explicit_dests, any_unknown, findings)
+
+
+def _misspelt_or_retired(cat: Catalog, c: _Classified, findings: list[Finding]) -> None:
+    """An option written as an abbreviation of its name (SGL007, or the version-aware finding
+    when another release names the abbreviation), or one the target release refuses (SGL015)."""
+    opt = c.option
+    if c.written != c.spelling:
+        moved = release_findings.abbreviation_finding(cat, c.word, c.written, c.spelling, _flag_span(c))
+        if moved is not None:
+            findings.append(moved)
+        else:
+            findings.append(
+                _finding(
+                    "SGL007",
+                    f"`{c.written}` is an abbreviation of `{c.spelling}`; spell it out so a future flag "
+                    f"sharing the prefix cannot make it ambiguous",
+                    _flag_span(c),
+                    flag=c.spelling,
+                    fixes=[_replace_fix(f"Spell out `{c.spelling}`", _flag_span(c), c.spelling, Applicability.SAFE)],
+                )
+            )
+    if opt.rejects:
+        findings.append(
+            _finding("SGL015", f"`{c.spelling}` is retired: sglang {cat.sglang_version} refuses it"
+                     + (f"; use `{opt.replacement}`" if opt.replacement else ""),
+                     _flag_span(c), flag=c.spelling, sglang_error=None)
+        )
 
 
 def _one_per_token(findings: list[Finding]) -> list[Finding]:
@@ -552,11 +637,19 @@ def _short_cluster_has_help(cat: Catalog, rest: str) -> bool:
 
 def defaults(cat: Catalog, values: dict[str, Any]) -> dict[str, Any]:
     """``values`` completed with the parser's defaults for every destination not set."""
-    merged = dict(cat.defaults)
-    for dest in cat.unknown_defaults:
-        merged[dest] = UNKNOWN
+    merged = dict(_default_values(cat))
     merged.update(values)
     return merged
+
+
+@functools.lru_cache(maxsize=16)
+def _default_values(cat: Catalog) -> dict[str, Any]:
+    """Every destination's default (UNKNOWN where the catalog cannot tell), made once per
+    catalog and copied for each launch."""
+    out = dict(cat.defaults)
+    for dest in cat.unknown_defaults:
+        out[dest] = UNKNOWN
+    return out
 
 
 def _apply(use: FlagUse, values: dict[str, Any]) -> None:
@@ -592,31 +685,35 @@ def _apply(use: FlagUse, values: dict[str, Any]) -> None:
             values[dest] = val
 
 
-# (id(option), text) → (option, value) for a value that converts and passes every check of
-# the option: a pure function of the two (only immutable values are kept, as they are shared)
-_CLEAN: dict[tuple[int, str], tuple[Option, Any]] = {}
-_CLEAN_MAX = 1 << 16
+_CLEAN_MAX = 1 << 12  # remembered clean values of one option reading
+_UNSEEN = object()
 _IMMUTABLE = (str, int, float, bool, type(None), _Unknown)
 
 
-def _convert_values(cat: Catalog, use: FlagUse, findings: list[Finding]) -> None:
-    opt = use.option
+def _convert_values(cat: Catalog, c: _Classified, use: FlagUse, findings: list[Finding]) -> None:
+    """Convert and check the values of ``use`` (read as ``c``). A value text that passed every
+    check of the option before is not converted again: its value is remembered with the
+    reading (a pure function of the option and the text; only immutable values, as they are
+    shared)."""
+    clean = c.clean
+    converted = use.converted
     for w, sp in zip(use.values, use.value_spans):
-        if w.text is None or (use.explicit and w.text == "--"):
+        text = w.text
+        if text is None or (use.explicit and text == "--"):
             # argparse drops a `--` value before converting (Python 3.11), leaving an odd empty value
-            use.converted.append(UNKNOWN)
+            converted.append(UNKNOWN)
             continue
-        known = _CLEAN.get((id(opt), w.text))
-        if known is not None and known[0] is opt:
-            use.converted.append(known[1])
+        value = clean.get(text, _UNSEEN)
+        if value is not _UNSEEN:
+            converted.append(value)
             continue
         if not _convert_one(cat, use, w, sp, findings):
             continue
-        value = use.converted[-1]
+        value = converted[-1]
         if type(value) in _IMMUTABLE:
-            if len(_CLEAN) >= _CLEAN_MAX:
-                _CLEAN.clear()
-            _CLEAN[(id(opt), w.text)] = (opt, value)
+            if len(clean) >= _CLEAN_MAX:
+                clean.clear()
+            clean[text] = value
 
 
 def _convert_one(cat: Catalog, use: FlagUse, w: Word, sp: Span, findings: list[Finding]) -> bool:

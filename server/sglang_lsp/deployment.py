@@ -853,6 +853,7 @@ _GRES = re.compile(r"^#SBATCH[ \t]+--(?P<option>gres[= ]gpu|gpus(?:-per-node|-pe
 
 
 _IMAGE_BYTES = re.compile(rb"sglang[\w.-]*[:@]")
+_VARIABLE_WORD = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 
 
 class _ShellView:
@@ -944,9 +945,11 @@ class _ShellView:
     def _image_word(self, token: str, a: int, before: int) -> Value | None:
         """``token`` (at byte ``a``) as an sglang image reference: written as is, quoted, or a
         `$NAME` whose last plain assignment before byte ``before`` names one (`IMG=lmsysorg/…`)."""
+        if "sglang" not in token and "$" not in token:
+            return None  # (most words: neither an sglang image nor a variable that may hold one)
         if len(token) > 1 and token[0] == token[-1] and token[0] in "'\"":
             token, a = token[1:-1], a + 1
-        name = re.fullmatch(r"\$(?:\{(\w+)\}|(\w+))", token)
+        name = _VARIABLE_WORD.fullmatch(token)
         if name is not None:
             span = self._assignment_span(name.group(1) or name.group(2), before)
             if span is None:
@@ -965,7 +968,13 @@ class _ShellView:
         or not a literal.
         """
         data = self.doc.data
-        args = [c for c in command.children if c.end_byte <= before and c.type != "variable_assignment"]
+        args = []  # the command's words before the launch (the launch's own follow: not visited)
+        cursor = command.walk()
+        more = cursor.goto_first_child()
+        while more and (node := cursor.node).end_byte <= before:
+            if node.type != "variable_assignment":
+                args.append(node)
+            more = cursor.goto_next_sibling()
         for i, node in enumerate(args):
             raw = data[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
             if raw == "--gpus" and i + 1 < len(args):
@@ -991,13 +1000,19 @@ class _ShellView:
         assignments of NAME are found in one pass: each launch asks)."""
         found = self._assignments.get(name)
         if found is None:
-            pattern = re.compile(rb"(?:^|[\s;])(?:export[ \t]+)?" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
-            matches = list(pattern.finditer(self.doc.data))
+            # `NAME=` at the start of the script or after a blank or `;` (`export NAME=` included):
+            # the regex looks for the name itself, the character before it is checked here
+            data = self.doc.data
+            pattern = re.compile(re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
+            matches = [m for m in pattern.finditer(data) if m.start() == 0 or data[m.start() - 1] in _BEFORE_NAME]
             found = self._assignments[name] = ([m.end() for m in matches],
                                                [Span(m.start(2), m.end(2)) for m in matches])
         ends, spans = found
         k = bisect.bisect_right(ends, before)
         return spans[k - 1] if k else None
+
+
+_BEFORE_NAME = frozenset(b" \t\n\r\x0b\x0c;")  # what may precede an assignment's name (regex `[\s;]`)
 
 
 def _shell_literal(raw: str) -> str | None:

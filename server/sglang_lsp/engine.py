@@ -240,11 +240,13 @@ def _check_launch(inv: Invocation, cat: Catalog, result: Result, config_refs: di
         if args is None:
             return
     config_words, config_known = _config_words(args, inv, cat, result, config_refs)
-    parsed = resolve(cat, config_words + args, open_argv=inv.open or not config_known, anchor=_program_span(inv))
+    anchor = _program_span(inv)
+    parsed = resolve(cat, config_words + args if config_words else args, open_argv=inv.open or not config_known,
+                     anchor=anchor)
     result.parsed.append(parsed)
     result.launch_parses[id(inv)] = parsed
     result.findings += parsed.findings
-    result.findings += kb_findings(parsed, inv, result, _program_span(inv))
+    result.findings += kb_findings(parsed, inv, result, anchor)
 
 
 def _catalog_of(inv: Invocation, cat: Catalog, result: Result) -> Catalog:
@@ -290,15 +292,20 @@ def _diffusion_signal(words: list[Word], cat: Catalog) -> bool:
     """Whether `sglang serve` is given a flag only sglang's diffusion server has (`--num-gpus`,
     `--performance-mode` …): sglang serves a diffusion model with another parser
     (sglang/cli/serve.py), and the model, which decides it, is usually not visible here."""
-    flags = _diffusion_flags()
+    flags = _diffusion_only(cat)
     for w in words:
-        if w.text is None or not w.text.startswith("--"):
-            continue
-        flag = w.text.split("=", 1)[0]
-        if flag in flags and flag not in _NOT_DIFFUSION_SIGNALS and cat.lookup(flag) is None \
-                and not cat.prefix_matches(flag):
+        text = w.text
+        if text is not None and text.startswith("--") and text.partition("=")[0] in flags:
             return True
     return False
+
+
+@functools.lru_cache(maxsize=16)
+def _diffusion_only(cat: Catalog) -> frozenset[str]:
+    """The diffusion server's flags that say a launch is meant for it: not one the LLM server
+    reads (exactly, or as an abbreviation of one of its flags), nor a habit from another server."""
+    return frozenset(flag for flag in _diffusion_flags() if flag not in _NOT_DIFFUSION_SIGNALS
+                     and cat.lookup(flag) is None and not cat.prefix_matches(flag))
 
 
 def _serve_argv(args: list[Word], cat: Catalog) -> list[Word] | None:
@@ -339,9 +346,14 @@ def _config_words(args: list[Word], inv: Invocation, cat: Catalog, result: Resul
     inside the container: a ConfigMap's config, a bind-mounted local file, or nothing knowable."""
     if cat.lookup("--config") is None:
         return [], True  # a release before `--config` existed (0.5.3): the word is just unknown
-    exact = [i for i, w in enumerate(args) if w.text == "--config"]
-    for w in args:
-        if w.text is not None and w.text.startswith("--config="):
+    exact = []
+    for i, w in enumerate(args):
+        text = w.text
+        if text is None or not text.startswith("--config"):
+            continue
+        if text == "--config":
+            exact.append(i)
+        elif text.startswith("--config="):
             # sglang looks for the exact word `--config`; `--config=FILE` parses but is never read
             fixes = []
             if w.origin == "shell" and w.char_spans:

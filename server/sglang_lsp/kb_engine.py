@@ -27,6 +27,7 @@ from .deployment import Inferred, infer_context
 from .findings import Applicability, Edit, Finding, Fix, Severity, Span, contain_failure
 from .invocation import Invocation, Word
 from .kb import load_index, rule_file
+from .precedence import KIND_RANK, Origin
 
 log = logger(__name__)
 
@@ -139,6 +140,9 @@ class LaunchResolver(conditions.Resolver):
             self._model = {**self._model, **declared_model, "known": True}
         self._draft = ctx.draft_facts()
         self._effective: dict[str, Any] = {}
+        # (read for every name a condition or an auto-selection asks: straight from the parse)
+        self._stored = _stored_dests(self.cat)
+        self._open, self._explicit, self._values = parsed.open, parsed.explicit, parsed.values
 
     def model_raw(self) -> dict | None:
         """The checkpoint's quantization config as written (None when the model is unknown)."""
@@ -160,11 +164,10 @@ class LaunchResolver(conditions.Resolver):
 
     # -- args --------------------------------------------------------------------------------
     def arg(self, dest: str) -> Any:
-        if not self.cat.has_dest(dest):
-            raise conditions.ConditionError(f"no flag stores to args.{dest}")
-        if self.parsed.open and not self.parsed.is_explicit(dest):
+        stored = self._stored.get(dest) or _stored_dest(self.cat, self._stored, dest)
+        if self._open and stored not in self._explicit:
             return UNKNOWN  # an unknown expansion may set it
-        return self.parsed.get(dest)
+        return self._values.get(stored, UNKNOWN)
 
     def given(self, name: str) -> Any:
         ns, _, field = name.partition(".")
@@ -180,6 +183,8 @@ class LaunchResolver(conditions.Resolver):
         ns, _, field = name.partition(".")
         if ns == "args":
             return self.arg(field)
+        if ns == "effective":
+            return self._auto_selected(field)
         if ns == "gpu":
             if not self._gpu:
                 return UNKNOWN
@@ -203,20 +208,39 @@ class LaunchResolver(conditions.Resolver):
             if field == "version":
                 return self.cat.sglang_version
             raise conditions.ConditionError(f"unknown sglang.{field}")
-        if ns == "effective":
-            if field not in EFFECTIVE:
-                raise conditions.ConditionError(f"no modelled auto-selection for effective.{field}")
-            if field not in self._effective:
-                self._effective[field] = UNKNOWN  # guard against recursion
-                try:
-                    self._effective[field] = EFFECTIVE[field](self)
-                except conditions.ConditionError:
-                    raise
-                except Exception:  # pragma: no cover - a modelling bug must not break a check
-                    log.exception("effective.%s failed", field)
-                    self._effective[field] = UNKNOWN
-            return self._effective[field]
         raise conditions.ConditionError(f"unknown name {name}")
+
+    def _auto_selected(self, field: str) -> Any:
+        """``effective.<field>``: what sglang ends up with, computed once per launch."""
+        try:
+            return self._effective[field]
+        except KeyError:
+            pass
+        if field not in EFFECTIVE:
+            raise conditions.ConditionError(f"no modelled auto-selection for effective.{field}")
+        self._effective[field] = UNKNOWN  # guard against recursion
+        try:
+            self._effective[field] = EFFECTIVE[field](self)
+        except conditions.ConditionError:
+            raise
+        except Exception:  # pragma: no cover - a modelling bug must not break a check
+            log.exception("effective.%s failed", field)
+            self._effective[field] = UNKNOWN
+        return self._effective[field]
+
+
+@functools.lru_cache(maxsize=16)
+def _stored_dests(cat: Catalog) -> dict[str, str]:
+    """The destinations of ``cat`` asked for so far → where the parse stores each (a ServerArgs
+    field name → the destination copied to it, in the releases that parse into another one)."""
+    return {}
+
+
+def _stored_dest(cat: Catalog, stored: dict[str, str], dest: str) -> str:
+    if not cat.has_dest(dest):
+        raise conditions.ConditionError(f"no flag stores to args.{dest}")
+    found = stored[dest] = cat.field_dests.get(dest, dest)
+    return found
 
 
 MODEL_FACT_NAMES = {
@@ -900,6 +924,7 @@ class _Plan:
 
 
 _UNSET_MAX = 256
+_CONTEXT_NAMESPACES = frozenset({"gpu", "model", "draft", "sglang"})  # fixed by a launch's context
 
 
 def _key_of(slots: tuple[int, ...]) -> Callable[[Any], tuple]:
@@ -932,7 +957,8 @@ class _Unset:
         self.declared = declared
         self.resolver = LaunchResolver(self._empty(), self.ctx, declared)
         self.vector = plan.inputs(self.resolver)
-        self.applicable = frozenset(r for r, rule in enumerate(plan.rules) if _applies(rule, version, ctx))
+        self.applicable = frozenset(r for r, rule in enumerate(plan.rules)
+                                    if _applies(rule, version, ctx) and not self._excluded(rule))
         self.fired = frozenset(r for r in self.applicable
                                if _holds(plan.rules[r], plan.keys[r](self.vector), self.resolver))
         # an input that cannot be frozen cannot be compared: its readers are always evaluated
@@ -945,6 +971,22 @@ class _Unset:
             slots_of.setdefault(cat.field_dests.get(dest, dest), []).append(i)
         self.flag_slots = {dest: tuple(slots) for dest, slots in slots_of.items()}
         self.effective = tuple((i, *self._reads_of(plan.names[i])) for i in plan.effective_slots)
+
+    def _excluded(self, rule: KbRule) -> bool:
+        """Whether the context alone keeps ``rule`` from firing: a part of its conjunction that
+        reads only the GPU, the model, the draft model and the release is not TRUE here, and so
+        is not for any launch in this context (a condition is TRUE only when every part is)."""
+        tree = rule.condition.tree
+        for part in tree[1] if tree[0] == "and" else ():
+            names = conditions.Condition("", part).names()
+            if not names or any(n.partition(".")[0] not in _CONTEXT_NAMESPACES for n in names):
+                continue
+            try:
+                if conditions.Condition("", part).evaluate(self.resolver) is not True:
+                    return True
+            except Exception:  # left to the evaluation of the whole condition, which reports it
+                continue
+        return False
 
     def _empty(self) -> ParsedArgs:
         return ParsedArgs(self.cat, [], defaults(self.cat, {}), set(), self.open, [])
@@ -1310,8 +1352,6 @@ def launch_target(result: Any, inv: Invocation | None, at: int | None = None,
     inferred from the file (:func:`~sglang_lsp.deployment.infer_context`, added to the chain by
     the engine) > configuration file > unknown. An exact GPU wins over a GPU class from a lower
     level or the same one."""
-    from .precedence import KIND_RANK
-
     settings = _settings_of(result)
     if inv is not None and inv.span.path is None:
         at = inv.span.start
@@ -1333,8 +1373,6 @@ def launch_target(result: Any, inv: Invocation | None, at: int | None = None,
 def add_inferred(result: Any, inv: Invocation) -> None:
     """Put what the file says about one launch's hardware and release (a node selector, a GPU
     resource, an image tag …) into the file's precedence chain, scoped to that launch."""
-    from .precedence import Origin
-
     settings = getattr(result, "context", None)
     if settings is None or inv.span.path is not None:
         return

@@ -94,9 +94,18 @@ class LaunchContext:
         return [t[3] for t in found]
 
     def resolve(self, key: str, at: int | None = None) -> Value | None:
-        """The winning value of ``key`` for a launch starting at byte ``at`` (None: unknown)."""
-        found = self.candidates(key, at)
-        return found[0] if found else None
+        """The winning value of ``key`` for a launch starting at byte ``at`` (None: unknown):
+        the first of :meth:`candidates`, found in one pass (every launch asks for several keys)."""
+        best, rank = None, None
+        for order, v in enumerate(self.values):
+            if v.key != key:
+                continue
+            if v.scope is not None and (at is None or not (v.scope.start <= at <= v.scope.end)):
+                continue
+            mine = (KIND_RANK[v.origin.kind], v.scope is not None, order)
+            if rank is None or mine > rank:
+                best, rank = v, mine
+        return best
 
     def value(self, key: str, at: int | None = None, default: Any = None) -> Any:
         v = self.resolve(key, at)
