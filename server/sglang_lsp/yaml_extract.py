@@ -266,8 +266,9 @@ class _Extractor:
             for node in self._query_at(keys, ("document",), "compose_services", "service"):
                 relevant |= self._service(node)
             # (a string already read as a container's or service's command is not read again)
-            for node in self._query_at(_LAUNCH_BYTES.finditer(self.data), _SCALARS, "embedded_shell", "script",
-                                       skip=self._is_consumed):
+            # (nodes nest: launch text inside a range already read lies in a string inside it)
+            texts = [m for m in _LAUNCH_BYTES.finditer(self.data) if not self._is_consumed_range(*m.span())]
+            for node in self._query_at(texts, _SCALARS, "embedded_shell", "script", skip=self._is_consumed):
                 relevant |= self._embedded(node)
         relevant |= self._config_document(root)
         relevant |= bool(self.scan.configs)
@@ -527,15 +528,19 @@ class _Extractor:
         return any(s < b and a < e for s, e in self.templates)
 
     def _is_consumed(self, node: ts.Node) -> bool:
-        """Whether ``node`` lies inside a range already read as a command (a bisect: the generic
-        scan asks for every launch text of the file, and each container adds ranges)."""
+        """Whether ``node`` lies inside a range already read as a command."""
+        return self._is_consumed_range(node.start_byte, node.end_byte)
+
+    def _is_consumed_range(self, a: int, b: int) -> bool:
+        """Whether the bytes ``[a, b)`` lie inside a range already read as a command (a bisect:
+        the generic scan asks for every launch text of the file, and each container adds ranges)."""
         if len(self._consumed_index[0]) != len(self.consumed):
             ranges = sorted(self.consumed)
-            ends = list(itertools.accumulate((b for _, b in ranges), max))  # furthest end so far
-            self._consumed_index = ([a for a, _ in ranges], ends)
+            ends = list(itertools.accumulate((e for _, e in ranges), max))  # furthest end so far
+            self._consumed_index = ([s for s, _ in ranges], ends)
         starts, ends = self._consumed_index
-        k = bisect.bisect_right(starts, node.start_byte)  # the ranges that start before the node
-        return k > 0 and node.end_byte <= ends[k - 1]
+        k = bisect.bisect_right(starts, a)  # the ranges that start before the bytes
+        return k > 0 and b <= ends[k - 1]
 
     # --- Kubernetes containers -------------------------------------------------------------
 
