@@ -19,7 +19,7 @@ from . import queries, rules
 from .catalog import Catalog
 from .findings import Finding, Record, Span
 from .invocation import Word
-from .yaml_scalars import resolve_plain, scalar
+from .yaml_scalars import Scalar, resolve_plain, scalar
 
 
 class ConfigFile(Record):
@@ -53,15 +53,23 @@ def _mapping_pairs(node: ts.Node) -> list[ts.Node]:
 
 def _value(data: bytes, node: ts.Node | None) -> tuple[Any, Span | None, bool]:
     """(python value, source span, known) of a YAML value node."""
+    value, span, known, _ = _read(data, node)
+    return value, span, known
+
+
+def _read(data: bytes, node: ts.Node | None) -> tuple[Any, Span | None, bool, Scalar | None]:
+    """:func:`_value`, with the decoded scalar when the node is one (read once: the words of
+    a config take their character positions from it)."""
     if node is None:
-        return None, None, True
+        return None, None, True, None
     inner = node
     if node.type in ("flow_node", "block_node"):
         inner = next((c for c in node.named_children if c.type not in ("tag", "anchor", "comment")), None)
         if inner is None:
-            return None, Span(node.start_byte, node.end_byte), True
+            return None, Span(node.start_byte, node.end_byte), True, None
     span = Span(inner.start_byte, inner.end_byte)
-    if inner.type in ("block_sequence", "flow_sequence"):
+    kind = inner.type
+    if kind in ("block_sequence", "flow_sequence"):
         items = []
         for item in inner.named_children:
             target = item
@@ -71,26 +79,26 @@ def _value(data: bytes, node: ts.Node | None) -> tuple[Any, Span | None, bool]:
                 continue
             v, _, ok = _value(data, target)
             if not ok:
-                return None, span, False
+                return None, span, False, None
             items.append(v)
-        return items, span, True
-    if inner.type in ("block_mapping", "flow_mapping"):
+        return items, span, True, None
+    if kind in ("block_mapping", "flow_mapping"):
         out = {}
         for pair in _mapping_pairs(inner):
             k, _, ok1 = _value(data, pair.child_by_field_name("key"))
             v, _, ok2 = _value(data, pair.child_by_field_name("value"))
             if not (ok1 and ok2):
-                return None, span, False
+                return None, span, False, None
             out[k] = v
-        return out, span, True
-    if inner.type == "alias":
-        return None, span, False
+        return out, span, True, None
+    if kind == "alias":
+        return None, span, False, None
     sc = scalar(data, inner)
     if sc is None:
-        return None, span, False
+        return None, span, False, None
     if sc.style == "plain":
-        return resolve_plain(sc.text), span, True
-    return sc.text, span, True
+        return resolve_plain(sc.text), span, True, sc
+    return sc.text, span, True, sc
 
 
 def read_config(text: str, path: str, cat: Catalog) -> ConfigFile:
@@ -115,10 +123,9 @@ def read_config(text: str, path: str, cat: Catalog) -> ConfigFile:
     for pair in _mapping_pairs(mapping):
         key_node = pair.child_by_field_name("key")
         value_node = pair.child_by_field_name("value")
-        key, _, _ = _value(data, key_node)
+        key, _, _, key_sc = _read(data, key_node)
         if key_node is None or not isinstance(key, str):
             continue
-        key_sc = scalar(data, key_node)
         key_span = Span(*(key_sc.content_span if key_sc else (key_node.start_byte, key_node.end_byte)), path)
         cfg.keys.append((key, key_span))
         opt = cat.config_key(key)
@@ -130,7 +137,7 @@ def read_config(text: str, path: str, cat: Catalog) -> ConfigFile:
                 sglang_error=r"Unsupported config option '" + key.replace("-", "_") + "'",
             ))
             continue
-        value, vspan, known = _value(data, value_node)
+        value, vspan, known, sc = _read(data, value_node)
         flag = f"--{key}"
         flag_word = Word(flag, key_span, [(key_span.start, key_span.start)] * 2 + _key_chars(key, key_span),
                          None, "", "config", key)
@@ -153,7 +160,6 @@ def read_config(text: str, path: str, cat: Catalog) -> ConfigFile:
             cfg.words += [flag_word, Word(json.dumps(value), vspan, None, None, "", "config", key)]
         else:
             text_value = _py_str(value)
-            sc = scalar(data, value_node) if value_node is not None else None
             spans = sc.spans if sc is not None and sc.text == text_value and len(sc.spans) == len(text_value) else None
             cfg.words += [flag_word, Word(text_value, vspan, spans, None, "", "config", key)]
     return cfg

@@ -202,6 +202,8 @@ def _single(data: bytes, a: int, b: int) -> tuple[str, CharSpans]:
 
 
 _BLOCK_HEADER = re.compile(rb"[|>](?:([+-])([1-9])?|([1-9])([+-])?)?")
+_SPACES = re.compile(rb" *")
+_LINE_END = re.compile(rb"[\r\n]")
 
 
 def _block(data: bytes, node: ts.Node, parent_indent: int) -> tuple[str, CharSpans, tuple[int, int]]:
@@ -225,10 +227,8 @@ def _block(data: bytes, node: ts.Node, parent_indent: int) -> tuple[str, CharSpa
     def scan_breaks(pos: int, indent: int) -> tuple[int, int, list[tuple[int, int]]]:
         """(pos, column, breaks) after PyYAML's ``scan_block_scalar_breaks``."""
         found = []
-        col = 0
-        while col < indent and pos < end and data[pos] == 0x20:
-            pos += 1
-            col += 1
+        col = _SPACES.match(data, pos, pos + indent).end() - pos  # (up to ``indent`` spaces)
+        pos += col
         while pos < end and data[pos] in b"\r\n":
             if data[pos] == 0x0D and pos + 1 < end and data[pos + 1] == 0x0A:
                 found.append((pos, pos + 2))
@@ -236,10 +236,8 @@ def _block(data: bytes, node: ts.Node, parent_indent: int) -> tuple[str, CharSpa
             else:
                 found.append((pos, pos + 1))
                 pos += 1
-            col = 0
-            while col < indent and pos < end and data[pos] == 0x20:
-                pos += 1
-                col += 1
+            col = _SPACES.match(data, pos, pos + indent).end() - pos
+            pos += col
         return pos, col, found
 
     if increment is not None:
@@ -273,9 +271,8 @@ def _block(data: bytes, node: ts.Node, parent_indent: int) -> tuple[str, CharSpa
         out.extend("\n" * len(breaks))
         out_spans.extend(breaks)
         leading_non_space = data[pos] not in b" \t"
-        line_end = pos
-        while line_end < end and data[line_end] not in b"\r\n":
-            line_end += 1
+        eol = _LINE_END.search(data, pos)
+        line_end = end if eol is None else eol.start()
         text, spans = _chars(data, pos, line_end)
         out.append(text)
         out_spans.extend(spans)
