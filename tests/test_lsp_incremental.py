@@ -5,6 +5,7 @@ of an edited document equals a check of its text from scratch."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 from pathlib import Path
@@ -42,6 +43,7 @@ def test_diagnostics_json_equals_the_serialised_lsprotocol_diagnostics(encoding)
         uri = path.as_uri()
         objects = convert.diagnostics(result, uri, 3, encoding)
         assert convert.diagnostics_json(result, uri, 3, encoding) == converter.unstructure(objects), path
+        assert json.loads(convert.diagnostics_text(result, uri, 3, encoding)) == converter.unstructure(objects), path
         compared += len(objects)
         for d in convert.diagnostics_json(result, uri, 3, encoding):
             kinds |= {k for k in ("tags", "relatedInformation", "codeDescription") if k in d}
@@ -172,6 +174,10 @@ def test_incremental_rechecks_equal_a_check_from_scratch(seed):
         done = recheck(snap.doc, options, done.result, done.state, old_tree=snap.tree)
         fresh = check_document(Document(snap.doc.text, snap.doc.path, "shell"), options)
         _same(done.result, fresh)
+        # what the server publishes (from templates of earlier versions' diagnostics) is the
+        # conversion of the check from scratch
+        published = convert.diagnostics_text(done.result, "file:///tmp/inc/run.sh", version, "utf-16")
+        assert json.loads(published) == convert.diagnostics_json(fresh, "file:///tmp/inc/run.sh", version, "utf-16")
         taken += done.incremental
         snap = with_tree(snap, done.result.tree, "shell")
     if seed % len(texts) in (0, 1, 2):

@@ -7,9 +7,10 @@ latest check where that is safe), call one pure feature function, return. Checks
 worker thread so that the event loop keeps reading messages while a large file is checked:
 
 * a change is applied at once (its tree-sitter tree edited, see :mod:`.documents`) and a
-  check is scheduled after a short debounce; a burst of changes cancels the timer each time,
-  and a queued check whose version is no longer current is skipped, so diagnostics are
-  computed and published for the latest version only;
+  check is scheduled (after the debounce, none by default); a change cancels a check not yet
+  started, and a queued check whose version is no longer current is skipped, so a burst of
+  changes costs at most the check already running and the check of the latest version, and
+  diagnostics are published for the latest version only;
 * requests (hover, completion …) wait for the result of the version current when they
   arrived, sharing a check already under way for it.
 
@@ -21,8 +22,9 @@ An exception inside a feature is logged and the request answers empty; a request
 cannot be read gets an ``InvalidParams`` error; invalid settings fall back to their defaults
 with a ``window/showMessage``.
 
-Environment: ``SGLANG_LSP_DEBOUNCE_MS`` (default 5: keystrokes are further apart, so only
-machine-made bursts such as a multi-cursor edit or a formatter are coalesced) delays the check after a change;
+Environment: ``SGLANG_LSP_DEBOUNCE_MS`` (default 0) delays the check after a change: waiting
+costs every edit its length in latency (a 5 ms debounce made an edit's diagnostics ~10 ms later,
+bench/bench_lsp.py), while the skipping above already coalesces a burst;
 ``SGLANG_LSP_FAULT_INJECTION=hover,completion,…`` makes those features raise (tests of the
 failure containment only).
 """
@@ -32,6 +34,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import inspect
+import json
 import logging
 import os
 import time
@@ -58,7 +62,7 @@ log = logging.getLogger("sglang_lsp.lsp")
 
 EXPLAIN_COMMAND = "sglang-lsp.explainError"
 CONFIG_NAMES = (project_config.CONFIG_FILE, project_config.PYPROJECT)
-DEFAULT_DEBOUNCE_MS = 5.0
+DEFAULT_DEBOUNCE_MS = 0.0
 # Comma-separated feature names that raise on purpose (tests of failure containment only).
 FAULT_ENV = "SGLANG_LSP_FAULT_INJECTION"
 
@@ -101,10 +105,22 @@ class _Protocol(LanguageServerProtocol):
 
         return super()._execute_handler(msg_id, handler, forget_then, args, kwargs)
 
-    def notify_json(self, method: str, params: dict) -> None:
-        """Send a notification whose params are JSON already (no lsprotocol objects for
-        cattrs to take apart: the diagnostics of every publish, see convert.diagnostics_json)."""
-        self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
+    def notify_text(self, method: str, params: str) -> None:
+        """Send a notification whose params are JSON text already: the diagnostics of every
+        publish, made from templates (see convert.diagnostics_text), neither built as lsprotocol
+        objects for cattrs to take apart nor serialised again as a whole."""
+        body = '{"jsonrpc": %s, "method": %s, "params": %s}' % (json.dumps(self.VERSION), json.dumps(method), params)
+        if self.writer is None:
+            log.error("cannot send %s: no transport", method)
+            return
+        data = body.encode(self.CHARSET)
+        if self._include_headers:
+            header = (f"Content-Length: {len(data)}\r\n"
+                      f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n")
+            data = header.encode("ascii") + data
+        res = self.writer.write(data)
+        if inspect.isawaitable(res):
+            asyncio.ensure_future(res)
 
     def structure_message(self, data):
         try:
@@ -311,10 +327,10 @@ class SglangLanguageServer(LanguageServer):
                 return
             if doc.snap.version != snap.version or generation != self.generation:
                 return  # stale: the check of the newer version publishes
-            diagnostics = convert.diagnostics_json(result, doc.uri, snap.version, self.encoding)
-            self.protocol.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
-                                      {"uri": doc.uri, "version": snap.version, "diagnostics": diagnostics})
-            log.debug("published %d diagnostics for %s v%s", len(diagnostics), doc.uri, snap.version)
+            diagnostics = convert.diagnostics_text(result, doc.uri, snap.version, self.encoding)
+            self.protocol.notify_text(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, '{"uri": %s, "version": %s, '
+                                      '"diagnostics": %s}' % (json.dumps(doc.uri), json.dumps(snap.version), diagnostics))
+            log.debug("published diagnostics for %s v%s", doc.uri, snap.version)
         except Exception:
             log.exception("publishing diagnostics for %s failed", doc.uri)
 
