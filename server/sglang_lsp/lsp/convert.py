@@ -76,11 +76,6 @@ def in_range(doc: Document, pos: types.Position) -> bool:
     return 0 <= pos.line < doc.line_count
 
 
-def _range_json(r: types.Range) -> dict:
-    return {"start": {"line": r.start.line, "character": r.start.character},
-            "end": {"line": r.end.line, "character": r.end.character}}
-
-
 def range_from_json(raw: Any) -> types.Range | None:
     try:
         return types.Range(
