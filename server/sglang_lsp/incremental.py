@@ -91,10 +91,12 @@ class Recheck:
 
 
 def recheck(doc: Document, options: Options, previous: Result | None, state: ScopeState | None,
-            old_tree: Any = None) -> Recheck:
+            old_tree: Any = None, full: bool = True) -> Recheck | None:
     """The check of ``doc``: :func:`check_document`'s result, reusing ``previous`` (the result
     of an earlier version of the same document, with the same options) where that is safe.
-    ``old_tree``: the previous tree edited to ``doc``'s text (see check_document)."""
+    ``old_tree``: the previous tree edited to ``doc``'s text (see check_document).
+    ``full=False``: ``None`` where a check from scratch would be needed (the language server
+    then runs it on its worker thread)."""
     if previous is not None and state is not None and old_tree is not None:
         try:
             done = _shell_recheck(doc, options, previous, state, old_tree)
@@ -106,6 +108,8 @@ def recheck(doc: Document, options: Options, previous: Result | None, state: Sco
         elif done is not None:
             result, step = done
             return Recheck(result, ScopeState(state.scope, state.root, [*state.steps, step]), True)
+    if not full:
+        return None
     result = check_document(doc, options, old_tree=old_tree)
     if old_tree is not None and result.tree is not None and result.tree.root_node.has_error:
         result = check_document(doc, options)  # see _SYNTAX_ERRORS

@@ -3,8 +3,10 @@
 Every handler has the same shape: find the open document, get the check result for its
 current version (the same :func:`sglang_lsp.engine.check_document` the CLI calls, through
 :func:`sglang_lsp.incremental.recheck`, which gives the same result reusing the document's
-latest check where that is safe), call one pure feature function, return. Checks run on one
-worker thread so that the event loop keeps reading messages while a large file is checked:
+latest check where that is safe), call one pure feature function, return. Checks from scratch
+run on one worker thread so that the event loop keeps reading messages while a large file is
+checked (an incremental re-check, a few milliseconds, runs on the event loop when that thread
+is idle: see ``_check``):
 
 * a change is applied at once (its tree-sitter tree edited, see :mod:`.documents`) and a
   check is scheduled (after the debounce, none by default); a change cancels a check not yet
@@ -38,6 +40,8 @@ import inspect
 import json
 import logging
 import os
+import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -46,6 +50,7 @@ from typing import Any, Callable
 from lsprotocol import types
 from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -65,6 +70,10 @@ CONFIG_NAMES = (project_config.CONFIG_FILE, project_config.PYPROJECT)
 DEFAULT_DEBOUNCE_MS = 0.0
 # Comma-separated feature names that raise on purpose (tests of failure containment only).
 FAULT_ENV = "SGLANG_LSP_FAULT_INJECTION"
+# what an inline check gives back when the check must run on the checker thread: there is no
+# previous check to reuse, or the reuse was tried and is not possible
+_ON_THE_CHECKER: Any = object()
+_FROM_SCRATCH: Any = object()
 
 
 @dataclass
@@ -133,7 +142,59 @@ class _Protocol(LanguageServerProtocol):
             raise
 
 
+class _PipeReader:
+    """stdin read by the event loop itself as data arrives (a pipe registered with the loop).
+    pygls reads each header line and each body in a thread-pool call, two thread switches
+    apiece: on a busy machine each switch waits for a core, and an edit paid several of them
+    before its check began (bench/bench_lsp.py)."""
+
+    def __init__(self, stream: asyncio.StreamReader):
+        self.stream = stream
+
+    async def readline(self) -> bytes:
+        return await self.stream.readline()
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self.stream.readexactly(n)
+        except asyncio.IncompleteReadError as exc:  # the client went away mid-message
+            return exc.partial if len(exc.partial) == n else b""
+
+
+async def _stdin_reader(stdin: Any, executor: Any) -> Any:
+    """A :class:`_PipeReader` on ``stdin`` when the loop can watch it (a pipe or socket on
+    POSIX), else pygls' thread-pool reader (a regular file, a Windows console …)."""
+    loop = asyncio.get_running_loop()
+    stream = asyncio.StreamReader(limit=1 << 20, loop=loop)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream, loop=loop), stdin)
+    except (OSError, ValueError, NotImplementedError) as exc:
+        log.debug("stdin is read in a thread (%s)", exc)
+        return StdinAsyncReader(stdin, executor)
+    return _PipeReader(stream)
+
+
 class SglangLanguageServer(LanguageServer):
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """pygls' stdio loop (``run_async``), with stdin read by the event loop (see
+        :class:`_PipeReader`)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def serve() -> None:
+            reader = await _stdin_reader(stdin or sys.stdin.buffer, self.thread_pool)
+            await run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol, logger=log,
+                            error_handler=self.report_server_error)
+
+        try:
+            asyncio.run(serve())
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
     def __init__(self) -> None:
         super().__init__("sglang-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          protocol_cls=_Protocol)
@@ -154,6 +215,7 @@ class SglangLanguageServer(LanguageServer):
         self.debounce = float(os.environ.get("SGLANG_LSP_DEBOUNCE_MS", DEFAULT_DEBOUNCE_MS)) / 1000.0
         self.faults = {f.strip() for f in os.environ.get(FAULT_ENV, "").split(",") if f.strip()}
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sglang-lsp-check")
+        self.checker_jobs = 0  # submitted to the checker thread and not finished
         self.checks_run = 0
         self.roots: tuple[str, ...] = ()  # workspace folders (local paths)
         self.init_problems: list[str] = []  # invalid initializationOptions, shown once initialized
@@ -204,20 +266,28 @@ class SglangLanguageServer(LanguageServer):
     # --- checking -----------------------------------------------------------------------
 
     def _run_check(self, doc: OpenDocument, snap: Snapshot, settings: Settings,
-                   skip_if_stale: bool) -> tuple[Result, ScopeState | None] | None:
+                   skip_if_stale: bool, inline: bool = False,
+                   reuse: bool = True) -> tuple[Result, ScopeState | None] | None | Any:
         """Runs on the checker thread: the result, and what re-checking the next version
-        incrementally needs (:func:`sglang_lsp.incremental.recheck` reuses the latest result)."""
+        incrementally needs (:func:`sglang_lsp.incremental.recheck` reuses the latest result).
+        ``inline``: on the event loop, an incremental re-check only (``_ON_THE_CHECKER``
+        when there is nothing to reuse, ``_FROM_SCRATCH`` when the reuse was tried and is not
+        possible: the checker thread checks it from scratch, with ``reuse=False``)."""
         if skip_if_stale and doc.snap.version != snap.version:
             return None  # a newer version arrived while this one waited: it gets its own check
         if snap.language is None:
             return Result(snap.doc.path, snap.doc, []), None  # not a file sglang-lsp checks
         old_tree = snap.tree if snap.tree_language == snap.language else None
+        if inline and (doc.reuse is None or old_tree is None):
+            return _ON_THE_CHECKER
         started = time.perf_counter()
         options = self.options_for(snap.doc.path, settings)
-        previous, previous_state = doc.reuse if doc.reuse is not None and old_tree is not None else (None, None)
+        previous, previous_state = doc.reuse if reuse and doc.reuse is not None and old_tree is not None else (None, None)
         incremental, state = False, None
         try:
-            done = recheck(snap.doc, options, previous, previous_state, old_tree=old_tree)
+            done = recheck(snap.doc, options, previous, previous_state, old_tree=old_tree, full=not inline)
+            if done is None:
+                return _FROM_SCRATCH
             result, incremental, state = done.result, done.incremental, done.state
         except Exception as exc:
             log.exception("check of %s failed", doc.uri)
@@ -266,8 +336,20 @@ class SglangLanguageServer(LanguageServer):
 
     async def _check(self, doc: OpenDocument, snap: Snapshot, generation: int, settings: Settings,
                      skip_if_stale: bool) -> Result | None:
-        loop = asyncio.get_running_loop()
-        checked = await loop.run_in_executor(self.checker, self._run_check, doc, snap, settings, skip_if_stale)
+        """The check of ``snap``. An incremental re-check (a few milliseconds) runs right here on
+        the event loop when the checker thread is idle (so no two checks ever run at once): the
+        two thread switches of a checker-thread round trip cost an edit more than that on a
+        busy machine (bench/bench_lsp.py). A check from scratch runs on the checker thread."""
+        checked = _ON_THE_CHECKER
+        if not self.checker_jobs:
+            checked = self._run_check(doc, snap, settings, skip_if_stale, inline=True)
+        if checked is _ON_THE_CHECKER or checked is _FROM_SCRATCH:
+            self.checker_jobs += 1
+            try:
+                checked = await asyncio.get_running_loop().run_in_executor(
+                    self.checker, self._run_check, doc, snap, settings, skip_if_stale, False, checked is _ON_THE_CHECKER)
+            finally:
+                self.checker_jobs -= 1
         self._show_config_errors()
         if checked is None:
             return None
