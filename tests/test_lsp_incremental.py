@@ -276,3 +276,49 @@ def test_a_launch_is_checked_again_when_what_the_file_says_about_its_gpu_changes
     fresh = check_document(Document(snap.doc.text, snap.doc.path, "shell"), options)
     assert "SGL117" in [f.code for f in fresh.findings]
     _same(second.result, fresh)
+
+
+def test_the_server_checks_inline_only_what_it_can_reuse():
+    """An edit the previous check can be reused for is re-checked on the event loop (no
+    checker-thread job); one that assigns a variable is checked from scratch on the checker
+    thread, once (the inline attempt is not repeated there). Both publish what a check from
+    scratch finds."""
+    from sglang_lsp.lsp.server import OpenDocument, SglangLanguageServer
+
+    server = SglangLanguageServer()
+    uri = "file:///tmp/inc/inline.sh"
+    doc = OpenDocument(uri, "shellscript", open_snapshot(uri, 1, SCRIPT, "shellscript"))
+    server.docs[uri] = doc
+    submitted = []
+    run_in_executor = asyncio.BaseEventLoop.run_in_executor
+
+    def counting(loop, executor, fn, *args):
+        submitted.append(args[-1] if len(args) > 4 else None)  # the `reuse` argument
+        return run_in_executor(loop, executor, fn, *args)
+
+    def edit(version, old, new):
+        at = doc.snap.doc.text.index(old)
+        line, col = doc.snap.doc.byte_to_lsp(at, "utf-16")
+        change = TextChange(new, (line, col, line, col + len(old)))
+        doc.snap = apply_changes(doc.snap, version, [change], "utf-16", "shellscript")
+
+    async def run():
+        asyncio.get_running_loop().run_in_executor = counting.__get__(asyncio.get_running_loop())
+        await server._check(doc, doc.snap, server.generation, server.settings, False)  # first: from scratch
+        edit(2, "--port 30002", "--port 30012")
+        second = await server._check(doc, doc.snap, server.generation, server.settings, False)
+        options = server.options_for(doc.snap.doc.path, server.settings)
+        _same(second, check_document(Document(doc.snap.doc.text, doc.snap.doc.path, "shell"), options))
+        assert len(doc.reuse[1].steps) == 1  # re-checked incrementally
+        edit(3, "PORT=30000", "PORT=3")
+        third = await server._check(doc, doc.snap, server.generation, server.settings, False)
+        return second, third
+
+    try:
+        second, third = asyncio.run(run())
+    finally:
+        server.checker.shutdown(wait=True)
+    assert submitted == [True, False]  # the first check and the third (without retrying the reuse)
+    options = server.options_for(doc.snap.doc.path, server.settings)
+    assert doc.reuse[0] is third and doc.reuse[1].steps == []
+    _same(third, check_document(Document(doc.snap.doc.text, doc.snap.doc.path, "shell"), options))
