@@ -322,3 +322,44 @@ def test_the_server_checks_inline_only_what_it_can_reuse():
     options = server.options_for(doc.snap.doc.path, server.settings)
     assert doc.reuse[0] is third and doc.reuse[1].steps == []
     _same(third, check_document(Document(doc.snap.doc.text, doc.snap.doc.path, "shell"), options))
+
+
+def test_the_settled_server_runs_full_collections_between_checks():
+    """Once settled (start-up objects frozen), the collector no longer starts full collections
+    by itself: the server does, after a second without checks or every FULL_COLLECTION_EVERY
+    checks."""
+    import gc
+
+    from sglang_lsp.lsp import server as server_module
+
+    server = server_module.SglangLanguageServer()
+    thresholds = gc.get_threshold()
+    collections = []
+
+    async def run():
+        server.settled = True
+        gc.set_threshold(thresholds[0], thresholds[1], 1 << 30)  # as settling sets it
+        gc.callbacks.append(recorded)
+        try:
+            for _ in range(server_module.FULL_COLLECTION_EVERY):
+                server._after_check()
+            every = list(collections)
+            collections.clear()
+            server._after_check()
+            timer = server.collection_timer
+            await asyncio.sleep(server_module.FULL_COLLECTION_IDLE_S + 0.3)
+            return every, timer
+        finally:
+            gc.callbacks.remove(recorded)
+
+    def recorded(phase, info):
+        if phase == "stop" and info["generation"] == 2:
+            collections.append(info)
+
+    try:
+        every, timer = asyncio.run(run())
+    finally:
+        server.checker.shutdown(wait=True)
+        gc.set_threshold(*thresholds)
+    assert len(every) == 1 and timer is not None and len(collections) == 1
+    assert server.checks_since_collection == 0 and server.collection_timer is None
