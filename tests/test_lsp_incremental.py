@@ -5,6 +5,7 @@ of an edited document equals a check of its text from scratch."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 from pathlib import Path
@@ -42,6 +43,7 @@ def test_diagnostics_json_equals_the_serialised_lsprotocol_diagnostics(encoding)
         uri = path.as_uri()
         objects = convert.diagnostics(result, uri, 3, encoding)
         assert convert.diagnostics_json(result, uri, 3, encoding) == converter.unstructure(objects), path
+        assert json.loads(convert.diagnostics_text(result, uri, 3, encoding)) == converter.unstructure(objects), path
         compared += len(objects)
         for d in convert.diagnostics_json(result, uri, 3, encoding):
             kinds |= {k for k in ("tags", "relatedInformation", "codeDescription") if k in d}
@@ -172,6 +174,10 @@ def test_incremental_rechecks_equal_a_check_from_scratch(seed):
         done = recheck(snap.doc, options, done.result, done.state, old_tree=snap.tree)
         fresh = check_document(Document(snap.doc.text, snap.doc.path, "shell"), options)
         _same(done.result, fresh)
+        # what the server publishes (from templates of earlier versions' diagnostics) is the
+        # conversion of the check from scratch
+        published = convert.diagnostics_text(done.result, "file:///tmp/inc/run.sh", version, "utf-16")
+        assert json.loads(published) == convert.diagnostics_json(fresh, "file:///tmp/inc/run.sh", version, "utf-16")
         taken += done.incremental
         snap = with_tree(snap, done.result.tree, "shell")
     if seed % len(texts) in (0, 1, 2):
@@ -270,3 +276,90 @@ def test_a_launch_is_checked_again_when_what_the_file_says_about_its_gpu_changes
     fresh = check_document(Document(snap.doc.text, snap.doc.path, "shell"), options)
     assert "SGL117" in [f.code for f in fresh.findings]
     _same(second.result, fresh)
+
+
+def test_the_server_checks_inline_only_what_it_can_reuse():
+    """An edit the previous check can be reused for is re-checked on the event loop (no
+    checker-thread job); one that assigns a variable is checked from scratch on the checker
+    thread, once (the inline attempt is not repeated there). Both publish what a check from
+    scratch finds."""
+    from sglang_lsp.lsp.server import OpenDocument, SglangLanguageServer
+
+    server = SglangLanguageServer()
+    uri = "file:///tmp/inc/inline.sh"
+    doc = OpenDocument(uri, "shellscript", open_snapshot(uri, 1, SCRIPT, "shellscript"))
+    server.docs[uri] = doc
+    submitted = []
+    run_in_executor = asyncio.BaseEventLoop.run_in_executor
+
+    def counting(loop, executor, fn, *args):
+        submitted.append(args[-1] if len(args) > 4 else None)  # the `reuse` argument
+        return run_in_executor(loop, executor, fn, *args)
+
+    def edit(version, old, new):
+        at = doc.snap.doc.text.index(old)
+        line, col = doc.snap.doc.byte_to_lsp(at, "utf-16")
+        change = TextChange(new, (line, col, line, col + len(old)))
+        doc.snap = apply_changes(doc.snap, version, [change], "utf-16", "shellscript")
+
+    async def run():
+        asyncio.get_running_loop().run_in_executor = counting.__get__(asyncio.get_running_loop())
+        await server._check(doc, doc.snap, server.generation, server.settings, False)  # first: from scratch
+        edit(2, "--port 30002", "--port 30012")
+        second = await server._check(doc, doc.snap, server.generation, server.settings, False)
+        options = server.options_for(doc.snap.doc.path, server.settings)
+        _same(second, check_document(Document(doc.snap.doc.text, doc.snap.doc.path, "shell"), options))
+        assert len(doc.reuse[1].steps) == 1  # re-checked incrementally
+        edit(3, "PORT=30000", "PORT=3")
+        third = await server._check(doc, doc.snap, server.generation, server.settings, False)
+        return second, third
+
+    try:
+        second, third = asyncio.run(run())
+    finally:
+        server.checker.shutdown(wait=True)
+    assert submitted == [True, False]  # the first check and the third (without retrying the reuse)
+    options = server.options_for(doc.snap.doc.path, server.settings)
+    assert doc.reuse[0] is third and doc.reuse[1].steps == []
+    _same(third, check_document(Document(doc.snap.doc.text, doc.snap.doc.path, "shell"), options))
+
+
+def test_the_settled_server_runs_full_collections_between_checks():
+    """Once settled (start-up objects frozen), the collector no longer starts full collections
+    by itself: the server does, after a second without checks or every FULL_COLLECTION_EVERY
+    checks."""
+    import gc
+
+    from sglang_lsp.lsp import server as server_module
+
+    server = server_module.SglangLanguageServer()
+    thresholds = gc.get_threshold()
+    collections = []
+
+    async def run():
+        server.settled = True
+        gc.set_threshold(thresholds[0], thresholds[1], 1 << 30)  # as settling sets it
+        gc.callbacks.append(recorded)
+        try:
+            for _ in range(server_module.FULL_COLLECTION_EVERY):
+                server._after_check()
+            every = list(collections)
+            collections.clear()
+            server._after_check()
+            timer = server.collection_timer
+            await asyncio.sleep(server_module.FULL_COLLECTION_IDLE_S + 0.3)
+            return every, timer
+        finally:
+            gc.callbacks.remove(recorded)
+
+    def recorded(phase, info):
+        if phase == "stop" and info["generation"] == 2:
+            collections.append(info)
+
+    try:
+        every, timer = asyncio.run(run())
+    finally:
+        server.checker.shutdown(wait=True)
+        gc.set_threshold(*thresholds)
+    assert len(every) == 1 and timer is not None and len(collections) == 1
+    assert server.checks_since_collection == 0 and server.collection_timer is None

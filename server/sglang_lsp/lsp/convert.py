@@ -11,6 +11,8 @@ was computed for, so that a code action is a lookup::
 
 from __future__ import annotations
 
+import itertools
+import json
 import re
 from typing import Any
 
@@ -74,11 +76,6 @@ def in_range(doc: Document, pos: types.Position) -> bool:
     return 0 <= pos.line < doc.line_count
 
 
-def _range_json(r: types.Range) -> dict:
-    return {"start": {"line": r.start.line, "character": r.start.character},
-            "end": {"line": r.end.line, "character": r.end.character}}
-
-
 def range_from_json(raw: Any) -> types.Range | None:
     try:
         return types.Range(
@@ -113,7 +110,7 @@ def fix_payload(fix: Fix, result: Result, uri: str, encoding: str) -> dict | Non
         if where is None:
             return None
         edit_uri, doc = where
-        edits.append({"uri": edit_uri, "range": _range_json(span_range(doc, edit.span, encoding)),
+        edits.append({"uri": edit_uri, "range": _span_json(doc, edit.span, encoding),
                       "newText": edit.new_text})
     return {"title": fix.title, "applicability": fix.applicability.value, "edits": edits}
 
@@ -200,6 +197,95 @@ def diagnostic_json(finding: Finding, result: Result, uri: str, version: int | N
 def diagnostics_json(result: Result, uri: str, version: int | None, encoding: str) -> list[dict]:
     """The ``diagnostics`` of a ``textDocument/publishDiagnostics`` notification, as JSON."""
     return [d for d in (diagnostic_json(f, result, uri, version, encoding) for f in result.findings) if d is not None]
+
+
+# --- the push path's text, from templates ------------------------------------------------
+#
+# A publish after an edit sends mostly the diagnostics of the previous one: the same messages,
+# fixes and codes, at positions that may have moved, with the new version in their ``data``.
+# Each diagnostic's JSON text is kept as a template cut at those numbers, keyed by everything
+# else it is made of (a pure function of a few position-free fields), and the numbers are
+# filled in for each publish.
+
+_HOLE = "\x00hole\x00"  # stands for a number while a template is made
+_HOLE_TEXT = json.dumps(_HOLE)
+_TEMPLATES: dict[tuple, tuple[str, ...]] = {}
+_MAX_TEMPLATES = 20_000  # a bound, not a working set: cleared when reached
+
+
+class _Holes:
+    """A stand-in for the document while a template is made: every position is a hole."""
+
+    def __init__(self, doc: Document):
+        self.path = doc.path
+
+    def byte_to_lsp(self, byte: int, encoding: str) -> tuple[str, str]:
+        return _HOLE, _HOLE
+
+
+class _HoleResult:
+    def __init__(self, doc: Document):
+        self.document = _Holes(doc)
+        self.documents: dict = {}
+
+
+def _own_spans(finding: Finding, path: str | None) -> list[Span] | None:
+    """The spans whose positions a diagnostic shows, in the order its JSON has them (its range,
+    the related ranges, then after ``data.version`` the fixes' edits); ``None`` when one is in
+    another file (its location depends on that file: no template)."""
+    spans = [finding.span, *(s for s, _ in finding.related)]
+    edits = [e.span for x in finding.fixes for e in x.edits]
+    for s in itertools.chain(spans, edits):
+        if s.path is not None and s.path != path:
+            return None
+    return spans + [None] + edits  # None: where the version goes
+
+
+def _template(finding: Finding, result: Result, uri: str, encoding: str, holes: int) -> tuple[str, ...] | None:
+    key = (uri, finding.code, finding.severity, finding.message, finding.tags, tuple(m for _, m in finding.related),
+           tuple((x.title, x.applicability, tuple(e.new_text for e in x.edits)) for x in finding.fixes))
+    found = _TEMPLATES.get(key)
+    if found is None:
+        stand_in = _HoleResult(result.document)
+        d = diagnostic_json(finding, stand_in, uri, _HOLE, encoding)  # type: ignore[arg-type]
+        found = tuple(json.dumps(d).split(_HOLE_TEXT))
+        if len(found) != holes + 1:  # a message holding the stand-in itself: no template
+            return None
+        if len(_TEMPLATES) >= _MAX_TEMPLATES:
+            _TEMPLATES.clear()
+        _TEMPLATES[key] = found
+    return found
+
+
+def diagnostics_text(result: Result, uri: str, version: int, encoding: str) -> str:
+    """:func:`diagnostics_json` as JSON text (``json.loads`` of it is that list), made from
+    templates: only the positions and the version are new in each publish
+    (tests/test_lsp_incremental.py compares the two over edits)."""
+    doc = result.document
+    positions: dict[int, tuple[str, str]] = {}  # byte → its line and character, once per publish
+    shown = str(version)
+    parts = []
+    for f in result.findings:
+        if _located(result, f.span, uri) != (uri, doc):
+            continue
+        spans = _own_spans(f, doc.path)
+        pieces = None if spans is None else _template(f, result, uri, encoding, 4 * len(spans) - 3)
+        if pieces is None:
+            parts.append(json.dumps(diagnostic_json(f, result, uri, version, encoding)))
+            continue
+        numbers = []
+        for span in spans:
+            if span is None:
+                numbers.append(shown)
+                continue
+            for byte in (span.start, span.end):
+                at = positions.get(byte)
+                if at is None:
+                    line, character = doc.byte_to_lsp(byte, encoding)
+                    at = positions[byte] = (str(line), str(character))
+                numbers += at
+        parts.append("".join(itertools.chain.from_iterable(zip(pieces, numbers))) + pieces[-1])
+    return "[" + ", ".join(parts) + "]"
 
 
 # --- fixes → workspace edits -------------------------------------------------------------

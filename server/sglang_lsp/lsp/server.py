@@ -3,13 +3,16 @@
 Every handler has the same shape: find the open document, get the check result for its
 current version (the same :func:`sglang_lsp.engine.check_document` the CLI calls, through
 :func:`sglang_lsp.incremental.recheck`, which gives the same result reusing the document's
-latest check where that is safe), call one pure feature function, return. Checks run on one
-worker thread so that the event loop keeps reading messages while a large file is checked:
+latest check where that is safe), call one pure feature function, return. Checks from scratch
+run on one worker thread so that the event loop keeps reading messages while a large file is
+checked (an incremental re-check, a few milliseconds, runs on the event loop when that thread
+is idle: see ``_check``):
 
 * a change is applied at once (its tree-sitter tree edited, see :mod:`.documents`) and a
-  check is scheduled after a short debounce; a burst of changes cancels the timer each time,
-  and a queued check whose version is no longer current is skipped, so diagnostics are
-  computed and published for the latest version only;
+  check is scheduled (after the debounce, none by default); a change cancels a check not yet
+  started, and a queued check whose version is no longer current is skipped, so a burst of
+  changes costs at most the check already running and the check of the latest version, and
+  diagnostics are published for the latest version only;
 * requests (hover, completion …) wait for the result of the version current when they
   arrived, sharing a check already under way for it.
 
@@ -21,8 +24,9 @@ An exception inside a feature is logged and the request answers empty; a request
 cannot be read gets an ``InvalidParams`` error; invalid settings fall back to their defaults
 with a ``window/showMessage``.
 
-Environment: ``SGLANG_LSP_DEBOUNCE_MS`` (default 5: keystrokes are further apart, so only
-machine-made bursts such as a multi-cursor edit or a formatter are coalesced) delays the check after a change;
+Environment: ``SGLANG_LSP_DEBOUNCE_MS`` (default 0) delays the check after a change: waiting
+costs every edit its length in latency (a 5 ms debounce made an edit's diagnostics ~10 ms later,
+bench/bench_lsp.py), while the skipping above already coalesces a burst;
 ``SGLANG_LSP_FAULT_INJECTION=hover,completion,…`` makes those features raise (tests of the
 failure containment only).
 """
@@ -31,8 +35,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
+import inspect
+import json
 import logging
 import os
+import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -41,12 +50,14 @@ from typing import Any, Callable
 from lsprotocol import types
 from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__, project_config
 from ..catalog import Catalog, load_catalog
-from ..engine import Result
+from ..document import Document
+from ..engine import Result, check_document
 from ..incremental import ScopeState, recheck
 from . import convert
 from .documents import Snapshot, TextChange, apply_changes, open_snapshot, uri_to_path, with_tree
@@ -57,9 +68,13 @@ log = logging.getLogger("sglang_lsp.lsp")
 
 EXPLAIN_COMMAND = "sglang-lsp.explainError"
 CONFIG_NAMES = (project_config.CONFIG_FILE, project_config.PYPROJECT)
-DEFAULT_DEBOUNCE_MS = 5.0
+DEFAULT_DEBOUNCE_MS = 0.0
 # Comma-separated feature names that raise on purpose (tests of failure containment only).
 FAULT_ENV = "SGLANG_LSP_FAULT_INJECTION"
+# what an inline check gives back when the check must run on the checker thread: there is no
+# previous check to reuse, or the reuse was tried and is not possible
+_ON_THE_CHECKER: Any = object()
+_FROM_SCRATCH: Any = object()
 
 
 @dataclass
@@ -100,10 +115,22 @@ class _Protocol(LanguageServerProtocol):
 
         return super()._execute_handler(msg_id, handler, forget_then, args, kwargs)
 
-    def notify_json(self, method: str, params: dict) -> None:
-        """Send a notification whose params are JSON already (no lsprotocol objects for
-        cattrs to take apart: the diagnostics of every publish, see convert.diagnostics_json)."""
-        self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
+    def notify_text(self, method: str, params: str) -> None:
+        """Send a notification whose params are JSON text already: the diagnostics of every
+        publish, made from templates (see convert.diagnostics_text), neither built as lsprotocol
+        objects for cattrs to take apart nor serialised again as a whole."""
+        body = '{"jsonrpc": %s, "method": %s, "params": %s}' % (json.dumps(self.VERSION), json.dumps(method), params)
+        if self.writer is None:
+            log.error("cannot send %s: no transport", method)
+            return
+        data = body.encode(self.CHARSET)
+        if self._include_headers:
+            header = (f"Content-Length: {len(data)}\r\n"
+                      f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n")
+            data = header.encode("ascii") + data
+        res = self.writer.write(data)
+        if inspect.isawaitable(res):
+            asyncio.ensure_future(res)
 
     def structure_message(self, data):
         try:
@@ -116,7 +143,59 @@ class _Protocol(LanguageServerProtocol):
             raise
 
 
+class _PipeReader:
+    """stdin read by the event loop itself as data arrives (a pipe registered with the loop).
+    pygls reads each header line and each body in a thread-pool call, two thread switches
+    apiece: on a busy machine each switch waits for a core, and an edit paid several of them
+    before its check began (bench/bench_lsp.py)."""
+
+    def __init__(self, stream: asyncio.StreamReader):
+        self.stream = stream
+
+    async def readline(self) -> bytes:
+        return await self.stream.readline()
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self.stream.readexactly(n)
+        except asyncio.IncompleteReadError as exc:  # the client went away mid-message
+            return exc.partial if len(exc.partial) == n else b""
+
+
+async def _stdin_reader(stdin: Any, executor: Any) -> Any:
+    """A :class:`_PipeReader` on ``stdin`` when the loop can watch it (a pipe or socket on
+    POSIX), else pygls' thread-pool reader (a regular file, a Windows console …)."""
+    loop = asyncio.get_running_loop()
+    stream = asyncio.StreamReader(limit=1 << 20, loop=loop)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream, loop=loop), stdin)
+    except (OSError, ValueError, NotImplementedError) as exc:
+        log.debug("stdin is read in a thread (%s)", exc)
+        return StdinAsyncReader(stdin, executor)
+    return _PipeReader(stream)
+
+
 class SglangLanguageServer(LanguageServer):
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """pygls' stdio loop (``run_async``), with stdin read by the event loop (see
+        :class:`_PipeReader`)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def serve() -> None:
+            reader = await _stdin_reader(stdin or sys.stdin.buffer, self.thread_pool)
+            await run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol, logger=log,
+                            error_handler=self.report_server_error)
+
+        try:
+            asyncio.run(serve())
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
     def __init__(self) -> None:
         super().__init__("sglang-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          protocol_cls=_Protocol)
@@ -137,6 +216,10 @@ class SglangLanguageServer(LanguageServer):
         self.debounce = float(os.environ.get("SGLANG_LSP_DEBOUNCE_MS", DEFAULT_DEBOUNCE_MS)) / 1000.0
         self.faults = {f.strip() for f in os.environ.get(FAULT_ENV, "").split(",") if f.strip()}
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sglang-lsp-check")
+        self.checker_jobs = 0  # submitted to the checker thread and not finished
+        self.settled = False  # the start-up objects are frozen, full collections are the server's
+        self.checks_since_collection = 0
+        self.collection_timer: asyncio.TimerHandle | None = None
         self.checks_run = 0
         self.roots: tuple[str, ...] = ()  # workspace folders (local paths)
         self.init_problems: list[str] = []  # invalid initializationOptions, shown once initialized
@@ -186,21 +269,63 @@ class SglangLanguageServer(LanguageServer):
 
     # --- checking -----------------------------------------------------------------------
 
+    async def settle(self) -> None:
+        """Once, after ``initialized``: load what every check needs and put it out of the
+        garbage collector's way (see :func:`_settle`), on the checker thread (checks queue
+        behind it)."""
+        self.checker_jobs += 1
+        try:
+            await asyncio.get_running_loop().run_in_executor(self.checker, _settle)
+            self.settled = True
+        except Exception:  # pragma: no cover - defensive: only the collector's pauses are at stake
+            log.exception("settling the start-up objects failed")
+        finally:
+            self.checker_jobs -= 1
+
+    def _after_check(self) -> None:
+        """Full collections (the young generations are collected as always): when no check
+        followed for a second, or after every ``FULL_COLLECTION_EVERY`` checks (a bound on the
+        memory cyclic garbage can hold under a stream of edits), rather than in the middle of
+        any check."""
+        if not self.settled:
+            return
+        self.checks_since_collection += 1
+        if self.collection_timer is not None:
+            self.collection_timer.cancel()
+            self.collection_timer = None
+        if self.checks_since_collection >= FULL_COLLECTION_EVERY:
+            self._collect()
+        else:
+            self.collection_timer = asyncio.get_running_loop().call_later(FULL_COLLECTION_IDLE_S, self._collect)
+
+    def _collect(self) -> None:
+        self.collection_timer = None
+        self.checks_since_collection = 0
+        gc.collect()
+
     def _run_check(self, doc: OpenDocument, snap: Snapshot, settings: Settings,
-                   skip_if_stale: bool) -> tuple[Result, ScopeState | None] | None:
+                   skip_if_stale: bool, inline: bool = False,
+                   reuse: bool = True) -> tuple[Result, ScopeState | None] | None | Any:
         """Runs on the checker thread: the result, and what re-checking the next version
-        incrementally needs (:func:`sglang_lsp.incremental.recheck` reuses the latest result)."""
+        incrementally needs (:func:`sglang_lsp.incremental.recheck` reuses the latest result).
+        ``inline``: on the event loop, an incremental re-check only (``_ON_THE_CHECKER``
+        when there is nothing to reuse, ``_FROM_SCRATCH`` when the reuse was tried and is not
+        possible: the checker thread checks it from scratch, with ``reuse=False``)."""
         if skip_if_stale and doc.snap.version != snap.version:
             return None  # a newer version arrived while this one waited: it gets its own check
         if snap.language is None:
             return Result(snap.doc.path, snap.doc, []), None  # not a file sglang-lsp checks
         old_tree = snap.tree if snap.tree_language == snap.language else None
+        if inline and (doc.reuse is None or old_tree is None):
+            return _ON_THE_CHECKER
         started = time.perf_counter()
         options = self.options_for(snap.doc.path, settings)
-        previous, previous_state = doc.reuse if doc.reuse is not None and old_tree is not None else (None, None)
+        previous, previous_state = doc.reuse if reuse and doc.reuse is not None and old_tree is not None else (None, None)
         incremental, state = False, None
         try:
-            done = recheck(snap.doc, options, previous, previous_state, old_tree=old_tree)
+            done = recheck(snap.doc, options, previous, previous_state, old_tree=old_tree, full=not inline)
+            if done is None:
+                return _FROM_SCRATCH
             result, incremental, state = done.result, done.incremental, done.state
         except Exception as exc:
             log.exception("check of %s failed", doc.uri)
@@ -249,12 +374,25 @@ class SglangLanguageServer(LanguageServer):
 
     async def _check(self, doc: OpenDocument, snap: Snapshot, generation: int, settings: Settings,
                      skip_if_stale: bool) -> Result | None:
-        loop = asyncio.get_running_loop()
-        checked = await loop.run_in_executor(self.checker, self._run_check, doc, snap, settings, skip_if_stale)
+        """The check of ``snap``. An incremental re-check (a few milliseconds) runs right here on
+        the event loop when the checker thread is idle (so no two checks ever run at once): the
+        two thread switches of a checker-thread round trip cost an edit more than that on a
+        busy machine (bench/bench_lsp.py). A check from scratch runs on the checker thread."""
+        checked = _ON_THE_CHECKER
+        if not self.checker_jobs:
+            checked = self._run_check(doc, snap, settings, skip_if_stale, inline=True)
+        if checked is _ON_THE_CHECKER or checked is _FROM_SCRATCH:
+            self.checker_jobs += 1
+            try:
+                checked = await asyncio.get_running_loop().run_in_executor(
+                    self.checker, self._run_check, doc, snap, settings, skip_if_stale, False, checked is _ON_THE_CHECKER)
+            finally:
+                self.checker_jobs -= 1
         self._show_config_errors()
         if checked is None:
             return None
         result, state = checked
+        self._after_check()
         current = self.docs.get(doc.uri) is doc and doc.snap.version == snap.version
         if current and generation == self.generation:
             doc.result, doc.result_key = result, (snap.version, generation)
@@ -310,12 +448,34 @@ class SglangLanguageServer(LanguageServer):
                 return
             if doc.snap.version != snap.version or generation != self.generation:
                 return  # stale: the check of the newer version publishes
-            diagnostics = convert.diagnostics_json(result, doc.uri, snap.version, self.encoding)
-            self.protocol.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
-                                      {"uri": doc.uri, "version": snap.version, "diagnostics": diagnostics})
-            log.debug("published %d diagnostics for %s v%s", len(diagnostics), doc.uri, snap.version)
+            diagnostics = convert.diagnostics_text(result, doc.uri, snap.version, self.encoding)
+            self.protocol.notify_text(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, '{"uri": %s, "version": %s, '
+                                      '"diagnostics": %s}' % (json.dumps(doc.uri), json.dumps(snap.version), diagnostics))
+            log.debug("published diagnostics for %s v%s", doc.uri, snap.version)
         except Exception:
             log.exception("publishing diagnostics for %s failed", doc.uri)
+
+
+_SETTLE_SCRIPT = "python -m sglang.launch_server --model-path m --tp 2 --port 30000\n"
+FULL_COLLECTION_IDLE_S = 1.0
+FULL_COLLECTION_EVERY = 250
+
+
+def _settle() -> None:
+    """Check a one-line launch (loading the catalog, the knowledge base, the compiled queries
+    …), then freeze every object alive (``gc.freeze``): those ~60,000 objects live as long as
+    the server, and each full collection walked them all, 10-50 ms in the middle of an edit's
+    check every few dozen edits (the p99 of bench/bench_lsp.py). Objects made later, the
+    documents' checks among them, are collected as before, the oldest generation by the
+    server between checks (``SglangLanguageServer._after_check``) instead of whenever the
+    collector's counts say: after the freeze the collector's own rule (a full collection when
+    the objects promoted since the last one reach a quarter of the long-lived ones) fired
+    every few dozen edits, each walking every document's objects (12-35 ms, script-dense)."""
+    check_document(Document(_SETTLE_SCRIPT, None, "shell"))
+    gc.collect()
+    gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, 1 << 30)
 
 
 def _contained(server: SglangLanguageServer, name: str, empty: Callable[[], Any]):
@@ -378,6 +538,7 @@ def create_server() -> SglangLanguageServer:
 
     @server.feature(types.INITIALIZED)
     async def initialized(params: types.InitializedParams) -> None:
+        asyncio.ensure_future(server.settle())
         problems = server.init_problems
         if problems:
             for problem in problems:
@@ -410,6 +571,8 @@ def create_server() -> SglangLanguageServer:
             if doc.timer is not None:
                 doc.timer.cancel()
         server.checker.shutdown(wait=False, cancel_futures=True)
+        if server.collection_timer is not None:
+            server.collection_timer.cancel()
 
     @server.feature(types.EXIT)
     def exit_(params: None) -> None:
