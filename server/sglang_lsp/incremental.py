@@ -95,6 +95,10 @@ def recheck(doc: Document, options: Options, previous: Result | None, state: Sco
     """The check of ``doc``: :func:`check_document`'s result, reusing ``previous`` (the result
     of an earlier version of the same document, with the same options) where that is safe.
     ``old_tree``: the previous tree edited to ``doc``'s text (see check_document)."""
+    if doc.language == "yaml":
+        from .incremental_yaml import recheck_yaml  # documents of a manifest, not statements
+
+        return recheck_yaml(doc, options, previous, state, old_tree)
     if previous is not None and state is not None and old_tree is not None:
         try:
             done = _shell_recheck(doc, options, previous, state, old_tree)
