@@ -233,7 +233,7 @@ def _recheck(doc: Document, options: Options, previous: Result, state: YamlState
             or _has_anchors(previous.tree.root_node, old, start, o_stop) or _has_anchors(tree.root_node, new, start, n_stop):
         return None
     lines = new.count(b"\n", start, n_stop) - old.count(b"\n", start, o_stop)
-    shifter = _Shifter(start, o_stop, delta, old_doc.line_of(start), old_doc.line_of(o_stop), lines, doc.path)
+    shifter = _Shifter(start, o_stop, delta, lines, old_doc, doc.path)
     try:
         reused = _reused(previous, state, shifter)
     except _Straddles:
@@ -363,11 +363,11 @@ class _Shifter:
     reaching into it raises :class:`_Straddles`. Objects with nothing to move are returned as
     they are."""
 
-    def __init__(self, start: int, stop: int, delta: int, first_line: int, last_line: int, lines: int,
-                 path: str | None):
-        self.start, self.stop, self.delta = start, stop, delta
+    def __init__(self, start: int, stop: int, delta: int, lines: int, old_doc: Document, path: str | None):
+        self.start, self.stop, self.delta, self.lines = start, stop, delta, lines
         self.path = path  # the file's: an inferred value's origin in it has a line that may move
-        self.first_line, self.last_line, self.lines = first_line, last_line, lines  # 0-based lines of start, stop
+        # (0-based) lines of start and stop in the previous text, when lines move
+        self.first_line, self.last_line = (old_doc.line_of(start), old_doc.line_of(stop)) if lines else (0, 0)
         self.words: dict[int, Word] = {}  # a parse's words are its launch's: moved once, still shared
         self.moved_findings: dict[int, Finding] = {}
 
@@ -424,6 +424,11 @@ class _Shifter:
         return moved
 
     def finding(self, f: Finding) -> Finding:
+        if not self.delta:  # nothing moves: only make sure that nothing points into the change
+            if self.where(f.span) == _INSIDE or any(self.where(r) == _INSIDE for r, _ in f.related) \
+                    or any(self.where(e.span) == _INSIDE for x in f.fixes for e in x.edits):
+                raise _Straddles()
+            return f
         done = self.moved_findings.get(id(f))
         if done is None:
             span = self.span(f.span)
