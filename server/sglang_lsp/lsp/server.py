@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import gc
 import logging
 import os
 import time
@@ -376,6 +377,10 @@ def create_server() -> SglangLanguageServer:
         server.init_problems = parsed.problems
         log.info("initialize: encoding %s, %s diagnostics, settings %s", server.encoding,
                  "pull" if server.pull_diagnostics else "push", server.settings)
+        # what start-up loaded (modules, grammars, rules) lives as long as the server: the
+        # collector's full passes need not walk it again (they paused an edit's diagnostics by
+        # ~70 ms on a 3,000-line manifest, ~15 ms without it; see bench/README.md)
+        gc.freeze()
 
     @server.feature(types.INITIALIZED)
     async def initialized(params: types.InitializedParams) -> None:
