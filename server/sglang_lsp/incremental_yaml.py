@@ -230,7 +230,8 @@ def _recheck(doc: Document, options: Options, previous: Result, state: YamlState
             return None  # the parse changed outside the changed documents
     old_part, new_part = old[start:o_stop], new[start:n_stop]
     if any(m in old_part or m in new_part for m in _CHANGED_TEXT) \
-            or _has_anchors(previous.tree.root_node, old, start, o_stop) or _has_anchors(tree.root_node, new, start, n_stop):
+            or _has_anchors(previous.tree.root_node, old, start, o_stop) \
+            or _has_anchors(tree.root_node, new, start, n_stop):
         return None
     lines = new.count(b"\n", start, n_stop) - old.count(b"\n", start, o_stop)
     shifter = _Shifter(start, o_stop, delta, lines, old_doc, doc.path)
@@ -325,7 +326,8 @@ def _assemble(doc: Document, options: Options, tree: Any, start: int, stop: int,
     part.findings = file_context.finish(part, options)
     inside = Span(start, stop)
     for inv in scan.invocations:
-        if not _within(inv.span, inside) or any(not _within(f.span, inside) for f in part.launch_findings.get(id(inv), ())):
+        own = part.launch_findings.get(id(inv), ())
+        if not _within(inv.span, inside) or any(not _within(f.span, inside) for f in own):
             return None
     if any(not _within(f.span, inside) for f in part.findings):
         return None
