@@ -96,6 +96,10 @@ def recheck(doc: Document, options: Options, previous: Result | None, state: Sco
     ``old_tree``: the previous tree edited to ``doc``'s text (see check_document).
     ``full=False``: ``None`` where a check from scratch would be needed (the language server
     then runs it on its worker thread)."""
+    if doc.language == "yaml":
+        from .incremental_yaml import recheck_yaml  # documents of a manifest, not statements
+
+        return recheck_yaml(doc, options, previous, state, old_tree, full)
     if previous is not None and state is not None and old_tree is not None:
         try:
             done = _shell_recheck(doc, options, previous, state, old_tree)

@@ -159,6 +159,34 @@ def extract_yaml(doc: Document, base_dir: str | None = None, cat: Catalog | None
     return ex.run(launches)
 
 
+def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: ts.Tree, start: int,
+                      end: int) -> tuple[YamlScan, int]:
+    """The launches and YAML problems of the documents in ``[start, end)`` of a file, read as
+    :func:`extract_yaml` reads them in the whole file: the language server's incremental
+    re-check (:mod:`.incremental_yaml`) extracts an edited document again this way. ``tree``:
+    the file's tree (a file without templates, whose tree is that of its text). Returns the scan
+    and how many of its launches come from containers (in a whole file's scan, those of every
+    container come before those of shell elsewhere). Compose services are not looked at, the
+    file as a ``--config`` file and ConfigMap configs only so that the caller sees them in
+    ``scan.configs`` (it checks such a file from scratch); no syntax problems are reported (nor
+    is a tree with errors given)."""
+    ex = _Extractor(doc, base_dir, cat, tree)
+    doc.derived["yaml_extractor"] = ex
+    data = ex.data
+    if b"ConfigMap" in data[start:end]:
+        ex._configmaps(tree.root_node)
+    ex._config_document(tree.root_node)
+    keys = [m for m in _line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, data) if start <= m.start() < end]
+    for node in ex._query_at(keys, ("block_mapping_pair",), "containers", "container"):
+        ex._container(node)
+    containers = len(ex.scan.invocations)
+    for node in ex._query_at(_LAUNCH_BYTES.finditer(data, start, end), _SCALARS, "embedded_shell", "script",
+                             skip=ex._is_consumed):
+        ex._embedded(node)
+    ex._finish()
+    return ex.scan, containers
+
+
 def yaml_reader(doc: Document) -> _Extractor:
     """The YAML helpers (tree, anchors, merge keys, scalars) on ``doc``'s tree for other modules:
     the tree :func:`extract_yaml` parsed for the same document when it ran, so that a check
@@ -235,7 +263,7 @@ def mask_templates(data: bytes) -> tuple[bytes, list[tuple[int, int]]]:
 
 
 class _Extractor:
-    def __init__(self, doc: Document, base_dir: str | None, cat: Catalog):
+    def __init__(self, doc: Document, base_dir: str | None, cat: Catalog, tree: ts.Tree | None = None):
         self.doc = doc
         self.base_dir = base_dir
         self.cat = cat
@@ -244,7 +272,7 @@ class _Extractor:
         self.holes: list[tuple[int, int]] = list(self.templates)  # ranges whose value is unknown
         self.consumed: list[tuple[int, int]] = []  # scalars already read as commands
         self._consumed_index: tuple[list[int], list[int]] = ([], [])  # sorted starts, furthest end up to each
-        self.tree = queries.parser("yaml").parse(self.data)
+        self.tree = tree if tree is not None else queries.parser("yaml").parse(self.data)
         self._anchors: dict[str, list[ts.Node]] | None = None
         # mapping node id → its fields (the tree's structure: shared with the readers of yaml_reader)
         self._fields_memo: dict[int, dict[str, ts.Node | None]] = {}

@@ -1,0 +1,474 @@
+"""Re-checking a YAML document after an edit, reusing the check of its previous version: the
+language server's incremental path for YAML (:mod:`sglang_lsp.incremental` dispatches here).
+The result is always that of :func:`sglang_lsp.engine.check_document` on the new text; when that
+cannot be shown to hold for a shortcut, the document is checked from scratch.
+
+The unit is the YAML document (``---``-separated: a child of the tree's root). The shortcut: the
+changed bytes lie within some documents (the tree's re-parse, incremental with the edited tree of
+the previous version, changes nothing outside them), and nothing in those documents, before or
+after the edit, is read by the extraction or the checks of another document. Then
+
+* the other documents are the same text, parsed the same, and what a check finds in each of them
+  depends on it alone: their launches, parses, inferred context values and findings (each placed
+  in its own document) are the previous ones, those after the edit moved by its length change
+  (bytes and lines);
+* the changed documents are extracted again on their own (:func:`.yaml_extract.extract_yaml_part`,
+  reading the new tree of the whole file), and their launches checked as the engine checks them:
+  catalog and knowledge-base rules, the deployment checks (their groups, containers and images
+  are those of one document), duplicates dropped, rule selection and severities;
+* the findings, sorted by position as a full check sorts them, are the reused ones before the
+  change, the new ones, and the moved ones after it; the launches keep a full check's order
+  (those of containers first, then those of shell elsewhere).
+
+What one document reads of another, and what makes every edit a full check here:
+
+* a ConfigMap holding an sglang ``--config`` file (a launch anywhere reads it), and the file as a
+  ``--config`` file: any sglang config in the file;
+* a Service's name (the ``X_SERVICE_HOST`` / ``X_PORT`` variables a container may reference):
+  changed text that mentions ``Service``;
+* an anchor or an alias in the changed text (an alias reads the closest anchor before it, in any
+  document);
+* compose ``services:`` (bind mounts, one document), templates (``{{ … }}``, masked before
+  parsing), ``sglang-lsp:`` comments (directives, suppressions), merge-conflict markers, a tree
+  with syntax errors (before or after the edit), a ``--config`` file read from disk, an internal
+  error, and findings of a launch placed outside its own document.
+
+What the text is checked against stays as the previous check read it: a reused launch's model
+``config.json`` or ``--config`` path is not looked up on disk again (as an unedited document is
+not re-checked when such a file changes on disk).
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+import os
+from typing import Any
+
+from . import file_context, logger, queries
+from .argv import FlagUse, ParsedArgs
+from .deployment_checks import deployment_findings
+from .document import Document
+from .engine import Options, Result, _catalog_named, _check_invocation, _without_echoes, check_document
+from .findings import Edit, Finding, Fix, Span
+from .incremental import Recheck
+from .invocation import CharRun, Invocation, Word
+from .precedence import Value
+from .yaml_extract import extract_yaml_part
+
+log = logger(__name__)
+
+# bytes that make a file's YAML documents depend on each other, or its extraction on the whole
+# file, wherever they are (see the module docs)
+_WHOLE_FILE = (b"sglang-lsp:", b"{{", b"<<<<<<<", b"=======", b">>>>>>>", b"|||||||")
+# in the changed documents only: a Service's name is read by every container
+_CHANGED_TEXT = (b"Service",)
+_BEFORE, _INSIDE, _AFTER = 0, 1, 2
+
+
+class YamlState:
+    """What re-checking the next version needs beyond its Result: how many of its launches come
+    from containers (the first ones, see :func:`.yaml_extract.extract_yaml_part`)."""
+
+    __slots__ = ("containers",)
+
+    def __init__(self, containers: int):
+        self.containers = containers
+
+
+def recheck_yaml(doc: Document, options: Options, previous: Result | None, state: Any,
+                 old_tree: Any = None, full: bool = True) -> Recheck | None:
+    """The check of the YAML document ``doc``: :func:`check_document`'s result, reusing
+    ``previous`` (the result of an earlier version of the same document, with the same options)
+    where that is safe. ``old_tree``: the previous tree edited to ``doc``'s text. ``full=False``:
+    ``None`` where a check from scratch would be needed (see :func:`sglang_lsp.incremental.recheck`)."""
+    if previous is not None and isinstance(state, YamlState) and old_tree is not None:
+        try:
+            done = _recheck(doc, options, previous, state, old_tree)
+        except Exception:  # pragma: no cover - defensive: the full check is always right
+            log.exception("incremental re-check of %s failed; checking from scratch", doc.path)
+            done = None
+        if done is not None:
+            return Recheck(done[0], done[1], True)
+    if not full:
+        return None
+    result = check_document(doc, options)
+    return Recheck(result, _state_of(result), False)
+
+
+def _state_of(result: Result) -> YamlState | None:
+    """The state for re-checking the next version incrementally, with ``result.tree`` set to the
+    tree the check parsed (the server edits it); ``None`` when the next edit is a full check."""
+    doc = result.document
+    ex = doc.derived.get("yaml_extractor")
+    if ex is None or result.errors or result.documents or ex.templates or ex.scan.configs \
+            or ex.tree.root_node.has_error or any(m in doc.data for m in _WHOLE_FILE) or _compose(doc.data):
+        return None
+    # the launches of containers are those inside the command/args read from a container
+    ranges = sorted(ex.consumed)
+    starts = [a for a, _ in ranges]
+    ends: list[int] = []
+    for _, b in ranges:
+        ends.append(max(b, ends[-1]) if ends else b)
+
+    def in_container(inv: Invocation) -> bool:
+        at = inv.program[0].span.start if inv.program else inv.span.start
+        k = bisect.bisect_right(starts, at)
+        return k > 0 and at < ends[k - 1]
+
+    flags = [in_container(inv) for inv in result.invocations]
+    containers = sum(flags)
+    if any(flags[containers:]):
+        return None  # not the order a scan gives (see extract_yaml_part): do not build on it
+    result.tree = ex.tree
+    return YamlState(containers)
+
+
+def _compose(data: bytes) -> bool:
+    """A top-level ``services:`` key: compose services (each reads the file's bind mounts)."""
+    from .yaml_extract import _SERVICES_KEY
+
+    return b"services" in data and _SERVICES_KEY.search(data) is not None
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def _common_ends(old: bytes, new: bytes) -> tuple[int, int]:
+    """Length of the common prefix and of the common suffix (not overlapping it)."""
+    limit = min(len(old), len(new))
+    lo, hi = 0, limit
+    while lo < hi:  # binary search on slice equality: memcmp, not a Python loop per byte
+        mid = (lo + hi + 1) // 2
+        if old[:mid] == new[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    prefix = lo
+    lo, hi = 0, limit - prefix
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[len(old) - mid:] == new[len(new) - mid:]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return prefix, lo
+
+
+def _touching(node: Any, start: int, end: int) -> tuple[int, int]:
+    """Index range ``[i, j)`` of the children of ``node`` that overlap or touch ``[start, end]``
+    (binary search: a long manifest has hundreds of documents)."""
+    lo, hi = 0, node.child_count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if node.child(mid).end_byte < start:
+            lo = mid + 1
+        else:
+            hi = mid
+    j = lo
+    while j < node.child_count and node.child(j).start_byte <= end:
+        j += 1
+    return lo, j
+
+
+def _documents(old_root: Any, new_root: Any, prefix: int, old_end: int, new_end: int,
+               delta: int) -> tuple[int, int, int] | None:
+    """The stretch of whole documents the change lies in: ``(start, old stop, new stop)``;
+    ``None`` when the documents around it are not the same before and after."""
+    oi, oj = _touching(old_root, prefix, old_end)
+    ni, nj = _touching(new_root, prefix, new_end)
+    if oi != ni or old_root.child_count - oj != new_root.child_count - nj:
+        return None
+    o_start = min(prefix, old_root.child(oi).start_byte) if oj > oi else prefix
+    n_start = min(prefix, new_root.child(ni).start_byte) if nj > ni else prefix
+    o_stop = max(old_end, old_root.child(oj - 1).end_byte) if oj > oi else old_end
+    n_stop = max(new_end, new_root.child(nj - 1).end_byte) if nj > ni else new_end
+    if o_start != n_start or o_stop + delta != n_stop:
+        return None
+    for i in (oi - 1, oj):  # the neighbours are the same (the rest: changed_ranges, see the caller)
+        if 0 <= i < old_root.child_count:
+            a, b = old_root.child(i), new_root.child(i + nj - oj if i >= oj else i)
+            shift = delta if i >= oj else 0
+            if (a.type, a.start_byte + shift, a.end_byte + shift) != (b.type, b.start_byte, b.end_byte):
+                return None
+    return o_start, o_stop, n_stop
+
+
+def _has_anchors(root: Any, data: bytes, start: int, stop: int) -> bool:
+    """Whether an anchor or an alias is written in ``[start, stop)``."""
+    if b"&" not in data[start:stop] and b"*" not in data[start:stop]:
+        return False
+    i, j = _touching(root, start, stop)
+    stack = [root.child(k) for k in range(i, j)]
+    while stack:
+        node = stack.pop()
+        if node.type in ("anchor", "alias"):
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _recheck(doc: Document, options: Options, previous: Result, state: YamlState,
+             old_tree: Any) -> tuple[Result, YamlState] | None:
+    """The new result and state, or ``None``: check from scratch."""
+    old_doc = previous.document
+    if doc.language != "yaml" or old_doc.language != "yaml" or previous.options != options or previous.errors \
+            or previous.documents or previous.tree is None or doc.path != old_doc.path:
+        return None
+    old, new = old_doc.data, doc.data
+    if b"sglang" not in new or any(m in new for m in _WHOLE_FILE) or _compose(new):
+        return None  # (the previous text had none of them: it has a state)
+    tree = queries.parser("yaml").parse(new, old_tree)
+    if tree.root_node.has_error:
+        return None
+    prefix, suffix = _common_ends(old, new)
+    delta = len(new) - len(old)
+    stretch = _documents(previous.tree.root_node, tree.root_node, prefix, len(old) - suffix, len(new) - suffix, delta)
+    if stretch is None:
+        return None
+    start, o_stop, n_stop = stretch
+    for r in old_tree.changed_ranges(tree):
+        if r.start_byte < start or r.end_byte > n_stop:
+            return None  # the parse changed outside the changed documents
+    old_part, new_part = old[start:o_stop], new[start:n_stop]
+    if any(m in old_part or m in new_part for m in _CHANGED_TEXT) \
+            or _has_anchors(previous.tree.root_node, old, start, o_stop) \
+            or _has_anchors(tree.root_node, new, start, n_stop):
+        return None
+    lines = new.count(b"\n", start, n_stop) - old.count(b"\n", start, o_stop)
+    shifter = _Shifter(start, o_stop, delta, lines, old_doc, doc.path)
+    try:
+        reused = _reused(previous, state, shifter)
+    except _Straddles:
+        return None
+    if reused is None:
+        return None
+    return _assemble(doc, options, tree, start, n_stop, reused)
+
+
+class _Reused:
+    """What the previous check found outside the changed documents, moved to the new text."""
+
+    def __init__(self) -> None:
+        self.findings: tuple[list[Finding], list[Finding]] = ([], [])  # before, after the change
+        self.invocations: tuple[list[Invocation], list[Invocation]] = ([], [])
+        self.containers = [0, 0]  # how many of those launches come from containers
+        self.values: tuple[list[Value], list[Value]] = ([], [])  # the launches' inferred context values
+        self.launch_parses: dict[int, ParsedArgs] = {}
+        self.launch_findings: dict[int, list[Finding]] = {}
+
+
+def _reused(previous: Result, state: YamlState, shifter: _Shifter) -> _Reused | None:
+    """The previous check's launches, findings and context values outside the changed stretch
+    (those after it moved); ``None`` (or :class:`_Straddles`) when one of them is not wholly
+    before, inside or after it, or a launch's findings lie outside its own part."""
+    out = _Reused()
+    where = shifter.where
+    for k, inv in enumerate(previous.invocations):
+        side = where(inv.span)
+        own = previous.launch_findings.get(id(inv))
+        if own is not None and any(where(f.span) != side for f in own):
+            return None  # a launch's finding in another document (it may have to go, or move)
+        if side == _INSIDE:
+            continue
+        parsed = previous.launch_parses.get(id(inv))
+        if side == _AFTER and shifter.delta:
+            inv = shifter.invocation(inv)
+            parsed = shifter.parsed(parsed) if parsed is not None else None
+            own = [shifter.finding(f) for f in own] if own is not None else None
+        i = 0 if side == _BEFORE else 1
+        out.invocations[i].append(inv)
+        out.containers[i] += k < state.containers
+        if parsed is not None:
+            out.launch_parses[id(inv)] = parsed
+        if own is not None:
+            out.launch_findings[id(inv)] = list(own)
+    for v in previous.context.values if previous.context is not None else ():
+        if v.scope is None:
+            continue  # the file's and the settings' values: read again (file_context.begin)
+        side = where(v.scope)
+        if side == _BEFORE:
+            out.values[0].append(v)
+        elif side == _AFTER:
+            out.values[1].append(shifter.value(v))
+    findings = previous.findings
+    first_inside = bisect.bisect_left([f.span.start for f in findings], shifter.start)
+    for i, f in enumerate(findings):
+        side = where(f.span)
+        if (side == _BEFORE) != (i < first_inside) or f.span.path is not None:
+            return None
+        if side != _INSIDE:
+            out.findings[0 if side == _BEFORE else 1].append(shifter.finding(f) if side == _AFTER else f)
+    return out
+
+
+def _assemble(doc: Document, options: Options, tree: Any, start: int, stop: int, reused: _Reused
+              ) -> tuple[Result, YamlState] | None:
+    """The changed documents ``[start, stop)`` of the new text checked as the engine checks a
+    YAML file (:func:`sglang_lsp.engine._check_yaml`, then deployment checks and the last step),
+    joined with what is reused."""
+    context = file_context.begin(doc, options)
+    cat = _catalog_named(context.value("sglang-version"))
+    context.values += reused.values[0]
+    base_dir = os.path.dirname(doc.path) if doc.path else None
+    scan, containers = extract_yaml_part(doc, base_dir, cat, tree, start, stop)
+    if scan.configs:
+        return None  # an sglang config: read by launches anywhere
+    part = Result(doc.path, doc, [], options=options, context=context)
+    part.tree, part.invocations = tree, scan.invocations
+    file_context.attach(part, scan.invocations)
+    part.findings += scan.findings
+    for inv in scan.invocations:
+        if inv.kind == "server":
+            _check_invocation(inv, cat, part, scan.config_refs)
+    part.findings = _without_echoes(part.findings)
+    part.findings += deployment_findings(doc, part)
+    if part.errors or part.documents:
+        return None  # an internal error, or a --config file read from disk: as a full check reports it
+    part.findings = file_context.finish(part, options)
+    inside = Span(start, stop)
+    for inv in scan.invocations:
+        own = part.launch_findings.get(id(inv), ())
+        if not _within(inv.span, inside) or any(not _within(f.span, inside) for f in own):
+            return None
+    if any(not _within(f.span, inside) for f in part.findings):
+        return None
+    context.values += reused.values[1]
+
+    result = Result(doc.path, doc, [*reused.findings[0], *part.findings, *reused.findings[1]], options=options,
+                    context=context)
+    result.tree = tree
+    before, after = reused.invocations
+    nb, na = reused.containers
+    result.invocations = [*before[:nb], *scan.invocations[:containers], *after[:na],
+                          *before[nb:], *scan.invocations[containers:], *after[na:]]
+    result.launch_parses = {**reused.launch_parses, **part.launch_parses}
+    result.launch_findings = {**reused.launch_findings, **part.launch_findings}
+    result.parsed = [result.launch_parses[id(inv)] for inv in result.invocations if id(inv) in result.launch_parses]
+    result.directives = part.directives
+    return result, YamlState(nb + containers + na)
+
+
+def _within(span: Span, outer: Span) -> bool:
+    return span.path is None and outer.start <= span.start and span.end <= outer.end
+
+
+# ---------------------------------------------------------------------------------------
+# Moving what a previous check found by the length change of the edit
+
+
+class _Straddles(Exception):
+    """A range of something reused reaches into the changed stretch: check from scratch."""
+
+
+class _Shifter:
+    """Ranges of the previous text wholly before the changed stretch ``[start, stop)`` stay,
+    those wholly after it move by ``delta`` bytes (and their lines by ``lines``); a range
+    reaching into it raises :class:`_Straddles`. Objects with nothing to move are returned as
+    they are."""
+
+    def __init__(self, start: int, stop: int, delta: int, lines: int, old_doc: Document, path: str | None):
+        self.start, self.stop, self.delta, self.lines = start, stop, delta, lines
+        self.path = path  # the file's: an inferred value's origin in it has a line that may move
+        # (0-based) lines of start and stop in the previous text, when lines move
+        self.first_line, self.last_line = (old_doc.line_of(start), old_doc.line_of(stop)) if lines else (0, 0)
+        self.words: dict[int, Word] = {}  # a parse's words are its launch's: moved once, still shared
+        self.moved_findings: dict[int, Finding] = {}
+
+    def where(self, span: Span) -> int:
+        """Whether ``span`` lies before, inside or after the changed stretch (a range in
+        another file: before, it does not move)."""
+        if span.path is not None or span.end <= self.start and span.start < self.start:
+            return _BEFORE
+        if self.start <= span.start and span.end <= self.stop:
+            return _INSIDE
+        if span.start > self.stop:
+            return _AFTER
+        raise _Straddles()
+
+    def span(self, span: Span) -> Span:
+        side = self.where(span)
+        if side == _INSIDE:
+            raise _Straddles()
+        if side == _BEFORE or not self.delta:
+            return span
+        return Span(span.start + self.delta, span.end + self.delta)
+
+    def offset(self, x: int) -> int:
+        if x <= self.start:
+            return x
+        if x > self.stop:
+            return x + self.delta
+        raise _Straddles()
+
+    def char_spans(self, spans):
+        if not spans or not self.delta:
+            return spans
+        if isinstance(spans, CharRun):
+            return CharRun(self.offset(spans.start), spans.n) if spans.n else spans
+        offset = self.offset
+        return [(offset(a), offset(b)) for a, b in spans]
+
+    def word(self, w: Word) -> Word:
+        moved = self.words.get(id(w))
+        if moved is None:
+            moved = object.__new__(Word)
+            moved.__dict__.update(w.__dict__)
+            moved.span = self.span(w.span)
+            moved.char_spans = self.char_spans(w.char_spans)
+            self.words[id(w)] = moved
+        return moved
+
+    def invocation(self, inv: Invocation) -> Invocation:
+        moved = copy.copy(inv)  # a plain class (with any attribute set on it later, e.g. its release)
+        moved.program = [self.word(w) for w in inv.program]
+        moved.args = [self.word(w) for w in inv.args]
+        moved.span = self.span(inv.span)
+        moved.unassigned = [(n, self.span(s)) for n, s in inv.unassigned]
+        return moved
+
+    def finding(self, f: Finding) -> Finding:
+        if not self.delta:  # nothing moves: only make sure that nothing points into the change
+            if self.where(f.span) == _INSIDE or any(self.where(r) == _INSIDE for r, _ in f.related) \
+                    or any(self.where(e.span) == _INSIDE for x in f.fixes for e in x.edits):
+                raise _Straddles()
+            return f
+        done = self.moved_findings.get(id(f))
+        if done is None:
+            span = self.span(f.span)
+            fixes = [x if all(self.span(e.span) is e.span for e in x.edits) else
+                     Fix(x.title, x.applicability, tuple(Edit(self.span(e.span), e.new_text) for e in x.edits))
+                     for x in f.fixes]
+            related = [(self.span(r), m) for r, m in f.related]
+            if span is f.span and all(a is b for a, b in zip(fixes, f.fixes)) \
+                    and all(a[0] is b[0] for a, b in zip(related, f.related)):
+                done = f  # nothing moved: the same finding
+            else:
+                done = f.replace(span=span, fixes=fixes, related=related)
+            self.moved_findings[id(f)] = done
+        return done
+
+    def use(self, u: FlagUse) -> FlagUse:
+        moved = copy.copy(u)  # FlagUse has __slots__: no __dict__ to copy
+        moved.word = self.word(u.word)
+        moved.flag_span = self.span(u.flag_span)
+        moved.values = [self.word(w) for w in u.values]
+        moved.value_spans = [self.span(s) for s in u.value_spans]
+        return moved
+
+    def parsed(self, p: ParsedArgs) -> ParsedArgs:
+        return p.replace(uses=[self.use(u) for u in p.uses],
+                         findings=[self.finding(f) for f in p.findings])
+
+    def value(self, v: Value) -> Value:
+        """An inferred context value of a launch after the change (its origin in the file is
+        after it too, or before it: then its line stays)."""
+        scope = self.span(v.scope) if v.scope is not None else None
+        origin = v.origin
+        if origin.path in (None, self.path) and origin.line is not None and self.lines:
+            line = origin.line - 1
+            if line > self.last_line:
+                origin = origin._replace(line=origin.line + self.lines)
+            elif line >= self.first_line:
+                raise _Straddles()
+        return v if scope is v.scope and origin is v.origin else v._replace(scope=scope, origin=origin)

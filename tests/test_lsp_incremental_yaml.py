@@ -1,0 +1,330 @@
+"""The language server's incremental re-check of a YAML manifest (sglang_lsp.incremental_yaml)
+gives what a check of the text from scratch gives: random edits on realistic multi-document
+manifests, each version re-checked from the previous version's result."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from sglang_lsp.document import Document
+from sglang_lsp.engine import Options, check_document, launch_parse
+from sglang_lsp.incremental import recheck
+from sglang_lsp.incremental_yaml import YamlState
+
+pytest.importorskip("pygls")
+
+from sglang_lsp.lsp.documents import TextChange, apply_changes, open_snapshot, with_tree  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+# random edit sequences per manifest (more: SGLANG_LSP_INCREMENTAL_SEEDS=100, as done while writing it)
+SEEDS = int(os.environ.get("SGLANG_LSP_INCREMENTAL_SEEDS", "12"))
+
+MANIFEST = """# sglang on a few node pools
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: sglang-config
+data:
+  serve.yaml: |
+    model-path: meta-llama/Llama-3.1-8B-Instruct
+    tp-size: 2
+    mem-fraction-static: 0.85
+    enable-metrics: true
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama
+spec:
+  replicas: 1
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      containers:
+        - name: server
+          image: lmsysorg/sglang:v0.5.23-cu129
+          command: ["python3", "-m", "sglang.launch_server"]
+          args:
+            - --model-path
+            - meta-llama/Llama-3.1-8B-Instruct
+            - --port
+            - "30000"
+            - --tp
+            - "8"
+            - --quantization
+            - FP8
+            - --host 0.0.0.0
+          ports:
+            - containerPort: 30001
+          resources:
+            limits:
+              nvidia.com/gpu: 4
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: llama
+spec:
+  ports:
+    - port: 80
+      targetPort: 30000
+---
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: deepseek}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        containers:
+          - name: leader
+            image: lmsysorg/sglang:latest
+            command:
+              - bash
+              - -c
+              - |
+                set -e
+                python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 \\
+                  --tp 16 --nnodes 2 --node-rank 0 \\
+                  --dist-init-addr $(LWS_LEADER_ADDRESS):20000 --enable-metrics=true
+    workerTemplate:
+      spec:
+        containers:
+          - name: worker
+            image: lmsysorg/sglang:latest
+            env:
+              - name: RANK
+                value: "1"
+            command: ["python3", "-m", "sglang.launch_server", "--model-path", "deepseek-ai/DeepSeek-V3",
+                      "--tp", "16", "--nnodes", "4", "--node-rank", "$(RANK)",
+                      "--dist-init-addr", "sglang-leader:5000", "--port", "$(LLAMA_PORT)"]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: bench}
+spec:
+  template:
+    spec:
+      containers:
+        - name: bench
+          image: curlimages/curl
+          args: ["sh", "-c", "curl -sf http://llama/health"]
+---
+# a CI job launching the server in a step
+jobs:
+  smoke:
+    runs-on: [self-hosted, h100]
+    env:
+      MODEL: Qwen/Qwen2.5-7B-Instruct
+    steps:
+      - run: |
+          python -m sglang.launch_server --model-path "$MODEL" --tp 1 --port 30000 \\
+            --mem-fraction-static 1.5 &
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: multi}
+spec:
+  replicas: 3
+  template:
+    spec:
+      containers:
+        - name: sglang
+          image: lmsysorg/sglang:v0.5.23-rocm700-mi30x
+          command: ["python3", "-m", "sglang.launch_server"]
+          args: ["--model-path", "deepseek-ai/DeepSeek-V3", "--tp-size", "16", "--nnodes", "2",
+                 "--node-rank", "1", "--dist-init-addr", "sglang-0.sglang:20000", "--config",
+                 "/etc/sglang/serve.yaml"]
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+"""
+
+WITHOUT_CONFIGMAP = "\n---\n".join(p for p in MANIFEST.split("\n---\n") if "ConfigMap" not in p)
+
+# pieces an edit inserts: flags and values, list items, line breaks, document separators, keys
+# that other documents read (Service, ConfigMap data, anchors), quotes, comments, block scalars
+PIECES = [" --tp 4", "😀", "日本 ", "\n", "\n---\n", "---\n", "- --dtype\n", '- "half"\n', "  ", "8", "0", "", "x",
+          '"', "'", "#", "# c\n", ": ", "- ", "{", "[", "|\n", ">\n", "\\", " \\\n  --dp-size 2", "$(RANK)",
+          "$(LLAMA_PORT) ", "kind: Service\n", "kind: ConfigMap\n", "&a ", "*a", "<<: *a\n", "sglang ",
+          " --quantization awq", "--port=1 ", "serve.yaml: |\n    tp-size: 4\n", "{{ .Values.x }}",
+          "python -m sglang.launch_server --tp 2 ", "nvidia.com/gpu: 2\n", "sglang-lsp: ignore[SGL007]",
+          "amd.com/gpu",
+          "  - name: extra\n    image: lmsysorg/sglang:latest\n    command: [python3, -m, sglang.launch_server]\n"]
+
+
+def _bench_manifest() -> str:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_lsp", ROOT / "bench" / "bench_lsp.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.make_yaml(300)
+
+
+def _fixture_manifest() -> str:
+    """The Kubernetes fixtures of the rules, one document each (not those whose point is a
+    syntax error or a comment of ours)."""
+    parts = []
+    for path in sorted((ROOT / "tests" / "fixtures" / "rules").glob("*/*/*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        if any(s in text for s in ("sglang-lsp:", "<<<<<<<", "services:", "\n---", "{{")):
+            continue
+        if "kind:" in text and len(parts) < 30:
+            parts.append(text.rstrip("\n") + "\n")
+    return "---\n".join(parts)
+
+
+def _texts():
+    yield MANIFEST  # a ConfigMap config: checked from scratch until an edit makes it none
+    yield WITHOUT_CONFIGMAP.replace("# sglang on a few node pools", "# 模型 😀 pools").replace("\n", "\r\n")
+    yield _bench_manifest()
+    yield _fixture_manifest()
+    yield WITHOUT_CONFIGMAP
+    yield WITHOUT_CONFIGMAP.replace('"--tp", "16", "--nnodes", "4"', '"--served-model-name", "日本語", "--tp", "16", '
+                                    '"--nnodes", "4"').replace("set -e", "set -e  # 😀")
+
+
+def _launch(inv) -> tuple:
+    words = inv.program + inv.args
+    return (inv.kind, [w.text for w in words], inv.span, [w.span for w in words],
+            [list(w.char_spans or ()) for w in words], [(w.quote, w.origin, w.known_prefix) for w in words],
+            inv.unassigned, inv.env, inv.open, inv.nested)
+
+
+def _findings(result) -> list[tuple]:
+    return [(f.code, f.severity, f.span, f.message, f.related, [(x.title, x.edits) for x in f.fixes], f.tags, f.flag,
+             f.kb_id) for f in result.findings]
+
+
+def _same(incremental, fresh) -> None:
+    assert _findings(incremental) == _findings(fresh)
+    assert [_launch(i) for i in incremental.invocations] == [_launch(i) for i in fresh.invocations]
+    assert [[(u.spelling, u.word.span, u.flag_span, u.value_spans, u.converted) for u in p.uses]
+            for p in incremental.parsed] == \
+        [[(u.spelling, u.word.span, u.flag_span, u.value_spans, u.converted) for u in p.uses] for p in fresh.parsed]
+    for inv_a, inv_b in zip(incremental.invocations, fresh.invocations):
+        a, b = launch_parse(incremental, inv_a), launch_parse(fresh, inv_b)
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert [(f.code, f.span, f.message) for f in incremental.launch_findings[id(inv_a)]] == \
+                [(f.code, f.span, f.message) for f in fresh.launch_findings[id(inv_b)]]
+    at = [inv.span.start for inv in fresh.invocations if inv.span.path is None]
+    for key in ("gpu", "gpu-class", "sglang-version"):  # what hover shows: the value and where it was read
+        assert [incremental.context.resolve(key, a) for a in at] == [fresh.context.resolve(key, a) for a in at]
+    assert incremental.errors == fresh.errors == []
+
+
+def _edit(snap, a: int, b: int, new: str, version: int):
+    doc = snap.doc
+    sl, sc = doc.byte_to_lsp(a, "utf-16")
+    el, ec = doc.byte_to_lsp(b, "utf-16")
+    return apply_changes(snap, version, [TextChange(new, (sl, sc, el, ec))], "utf-16", "yaml")
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_incremental_yaml_rechecks_equal_a_check_from_scratch(seed):
+    """Random edits, one version after the other, each re-checked from the previous version's
+    result: the findings (ranges, messages, fixes, related information), launches, parses and
+    inferred context equal those of a check of the text from scratch. The edits insert and
+    delete flags, list items, line breaks, document separators, ConfigMap configs, Service
+    kinds, anchors and aliases, templates, quotes and brackets that break the YAML, and text in
+    `bash -c` block scalars; most are undone by the next version (as typing and deleting is)."""
+    rng = random.Random(seed)
+    texts = list(_texts())
+    text = texts[seed % len(texts)]
+    options = Options()
+    snap = open_snapshot("file:///tmp/inc/manifest.yaml", 1, text, "yaml")
+    done = recheck(snap.doc, options, None, None)
+    snap = with_tree(snap, done.result.tree, "yaml")
+    taken = 0
+    undo, undo_text = None, ""
+    for version in range(2, 70):
+        doc = snap.doc
+        if undo is not None and (rng.random() < 0.6 or done.state is None):  # (the text is one we check from scratch)
+            (a, b), new = undo, undo_text
+            undo = None
+        else:
+            a, b, new = _random_edit(rng, doc, done.result)
+            undo, undo_text = (a, a + len(new.encode())), doc.data[a:b].decode("utf-8", "surrogateescape")
+        snap = _edit(snap, a, b, new, version)
+        previous = done.result if done.result.tree is not None else None
+        done = recheck(snap.doc, options, previous, done.state, old_tree=snap.tree if previous else None)
+        fresh = check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options)
+        _same(done.result, fresh)
+        taken += done.incremental
+        snap = with_tree(snap, done.result.tree, "yaml")
+    if seed % len(texts):
+        assert taken > 10  # the reuse is exercised, not only the fallback
+
+
+def _random_edit(rng: random.Random, doc: Document, result) -> tuple[int, int, str]:
+    if rng.random() < 0.6:  # in a launch: what typing mostly is
+        where = rng.choice([(i.span.start, i.span.end) for i in result.invocations] or [(0, len(doc.data))])
+        a = rng.randint(*where)
+    else:
+        a = rng.randint(0, len(doc.data))
+    b = min(len(doc.data), a + rng.choice([0, 0, 1, 2, 5, 30]))
+    while not _boundary(doc.data, a):
+        a -= 1
+    while not _boundary(doc.data, b):
+        b += 1
+    return a, b, rng.choice(PIECES)
+
+
+def _boundary(data: bytes, i: int) -> bool:
+    """A place an editor can name: not inside a character, nor inside a CRLF line break."""
+    return i <= 0 or i >= len(data) or ((data[i] & 0xC0) != 0x80 and data[i - 1:i + 1] != b"\r\n")
+
+
+def test_an_edit_in_one_document_reuses_the_others():
+    """Changing a flag's value in one Deployment re-checks that document only: the launches of
+    the other documents are the previous ones (moved when the length changes), and the
+    findings equal a full check's."""
+    text = WITHOUT_CONFIGMAP
+    options = Options()
+    snap = open_snapshot("file:///tmp/inc/one.yaml", 1, text, "yaml")
+    first = recheck(snap.doc, options, None, None)
+    assert isinstance(first.state, YamlState) and first.result.tree is not None
+    snap = with_tree(snap, first.result.tree, "yaml")
+    at = text.index('"--nnodes", "4"') + len('"--nnodes", "')
+    snap = _edit(snap, at, at + 1, "40", 2)  # the LeaderWorkerSet's workers (its leader: the same document)
+    second = recheck(snap.doc, options, first.result, first.state, old_tree=snap.tree)
+    assert second.incremental
+    _same(second.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
+    old = {inv.span.start: inv for inv in first.result.invocations}
+    new = second.result.invocations
+    assert [old.get(inv.span.start) is inv for inv in new] == [True, False, False, False, False]
+    assert [old.get(inv.span.start - 1) is not None for inv in new[3:]] == [True, True]  # moved by one byte
+    assert launch_parse(second.result, new[0]) is launch_parse(first.result, new[0])  # not resolved again
+
+
+@pytest.mark.parametrize("edit, incremental", [
+    (("nvidia.com/gpu: 4", "nvidia.com/gpu: 2"), True),  # a workload's own GPUs: that document only
+    (("tp-size: 2", "tp-size: 3"), False),  # a ConfigMap config a launch elsewhere reads
+    (("name: llama\nspec:\n  ports", "name: llama2\nspec:\n  ports"), False),  # a Service's name
+    (("  name: llama\nspec:\n  replicas", "  name: &n llama\nspec:\n  replicas"), False),  # an anchor
+])
+def test_what_other_documents_read_is_checked_from_scratch(edit, incremental):
+    """An edit whose document other documents read (a ConfigMap's sglang config, a Service's
+    name, an anchor) is checked from scratch; one inside a workload's own fields is not.
+    Either way the result equals a check from scratch (with a ConfigMap config in the file,
+    every edit is checked from scratch)."""
+    text = MANIFEST if "tp-size" in edit[0] else WITHOUT_CONFIGMAP
+    options = Options()
+    snap = open_snapshot("file:///tmp/inc/deps.yaml", 1, text, "yaml")
+    first = recheck(snap.doc, options, None, None)
+    snap = with_tree(snap, first.result.tree, "yaml")
+    old, new = edit
+    at = text.index(old)
+    snap = _edit(snap, at, at + len(old.encode()), new, 2)
+    second = recheck(snap.doc, options, first.result if first.state else None, first.state,
+                     old_tree=snap.tree if first.state else None)
+    assert second.incremental is incremental
+    _same(second.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
