@@ -51,7 +51,7 @@ from .deployment_checks import deployment_findings
 from .document import Document
 from .engine import Options, Result, _catalog_named, _check_invocation, _without_echoes, check_document
 from .findings import Edit, Finding, Fix, Span
-from .incremental import Recheck
+from .incremental import Recheck, _common_ends, _touching
 from .invocation import CharRun, Invocation, Word
 from .precedence import Value
 from .yaml_extract import extract_yaml_part
@@ -132,43 +132,6 @@ def _compose(data: bytes) -> bool:
 
 
 # ---------------------------------------------------------------------------------------
-
-
-def _common_ends(old: bytes, new: bytes) -> tuple[int, int]:
-    """Length of the common prefix and of the common suffix (not overlapping it)."""
-    limit = min(len(old), len(new))
-    lo, hi = 0, limit
-    while lo < hi:  # binary search on slice equality: memcmp, not a Python loop per byte
-        mid = (lo + hi + 1) // 2
-        if old[:mid] == new[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    prefix = lo
-    lo, hi = 0, limit - prefix
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if old[len(old) - mid:] == new[len(new) - mid:]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return prefix, lo
-
-
-def _touching(node: Any, start: int, end: int) -> tuple[int, int]:
-    """Index range ``[i, j)`` of the children of ``node`` that overlap or touch ``[start, end]``
-    (binary search: a long manifest has hundreds of documents)."""
-    lo, hi = 0, node.child_count
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if node.child(mid).end_byte < start:
-            lo = mid + 1
-        else:
-            hi = mid
-    j = lo
-    while j < node.child_count and node.child(j).start_byte <= end:
-        j += 1
-    return lo, j
 
 
 def _documents(old_root: Any, new_root: Any, prefix: int, old_end: int, new_end: int,
