@@ -175,38 +175,37 @@ def test_rule_and_rules_and_version(capsys):
     assert __version__ in capsys.readouterr().out
 
 
-def test_check_path_does_not_import_pygls(tmp_path):
-    script = tmp_path / "a.sh"
-    script.write_text(BROKEN)
-    code = (
-        "import sys; from sglang_lsp.cli import main; rc = main(['check', '--format', 'concise', sys.argv[1]]);"
-        "bad = [m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol')];"
-        "print('IMPORTED', bad); sys.exit(0 if not bad and rc == 1 else 3)"
+def _imported_by_check(argv: list[str], watched: list[str], cwd: Path) -> tuple[int, list[str]]:
+    """Exit code of ``sglang-lsp <argv>`` run in a fresh interpreter, and which of the modules
+    ``watched`` (or their submodules) it imported."""
+    code = (  # nothing imported here but sys: the answer is about what the check imports
+        "import sys; from sglang_lsp.cli import main; watched = set(sys.argv[1].split(',')); rc = main(sys.argv[2:]);"
+        "print('IMPORTED', ','.join(sorted(m for m in sys.modules if m in watched or m.split('.')[0] in watched)));"
+        "sys.exit(rc)"
     )
     env = dict(os.environ)
     server = Path(__file__).resolve().parent.parent / "server"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(server)]))
-    proc = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True, env=env)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = subprocess.run([sys.executable, "-c", code, ",".join(watched), *argv], capture_output=True, text=True,
+                          env=env, cwd=cwd)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("IMPORTED ")), None)
+    assert line is not None, proc.stdout + proc.stderr
+    return proc.returncode, [m for m in line[len("IMPORTED "):].split(",") if m]
+
+
+def test_check_path_does_not_import_pygls(tmp_path):
+    (tmp_path / "a.sh").write_text(BROKEN)
+    assert _imported_by_check(["check", "--format", "concise", "a.sh"], ["pygls", "lsprotocol"], tmp_path) == (1, [])
 
 
 def test_check_of_a_clean_script_loads_only_what_it_needs(tmp_path):
     # start-up time of `sglang-lsp check one.sh` (bench/bench_check.py part b): what a clean shell
     # file without directives, --config or sglang-lsp configuration never needs stays unimported
-    script = tmp_path / "a.sh"
-    script.write_text(CLEAN)
+    (tmp_path / "a.sh").write_text(CLEAN)
     unwanted = ["logging", "difflib", "decimal", "csv", "argparse", "gettext", "dataclasses", "inspect",
-                "sglang_lsp.project_config", "sglang_lsp.directives", "sglang_lsp.suppress", "sglang_lsp.config_file", "sglang_lsp.yaml_extract", "sglang_lsp.fixes"]
-    code = (
-        "import sys; from sglang_lsp.cli import main; rc = main(['check', sys.argv[1]]);"
-        f"print('IMPORTED', [m for m in {unwanted!r} if m in sys.modules]); sys.exit(rc)"
-    )
-    env = dict(os.environ)
-    server = Path(__file__).resolve().parent.parent / "server"
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(server)]))
-    proc = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True, env=env,
-                          cwd=tmp_path)
-    assert proc.returncode == 0 and "IMPORTED []" in proc.stdout, proc.stdout + proc.stderr
+                "sglang_lsp.project_config", "sglang_lsp.directives", "sglang_lsp.suppress", "sglang_lsp.config_file",
+                "sglang_lsp.yaml_extract", "sglang_lsp.fixes"]
+    assert _imported_by_check(["check", "a.sh"], unwanted, tmp_path) == (0, [])
 
 
 def test_check_of_a_manifest_or_of_a_script_with_mistakes_loads_no_dataclasses(tmp_path):
@@ -217,17 +216,8 @@ def test_check_of_a_manifest_or_of_a_script_with_mistakes_loads_no_dataclasses(t
         "apiVersion: v1\nkind: Pod\nmetadata: {name: s}\nspec:\n  containers:\n  - name: s\n    image: lmsysorg/sglang\n"
         "    command: [python3, -m, sglang.launch_server, --model-path, /m, --tp-size, '2']\n", encoding="utf-8")
     unwanted = ["dataclasses", "inspect", "ast", "argparse", "gettext"]
-    code = (
-        "import sys; from sglang_lsp.cli import main; rc = main(['check', sys.argv[1]]);"
-        f"print('IMPORTED', [m for m in {unwanted!r} if m in sys.modules]); sys.exit(rc)"
-    )
-    env = dict(os.environ)
-    server = Path(__file__).resolve().parent.parent / "server"
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(server)]))
     for name, rc in (("bad.sh", 1), ("pod.yaml", 0)):
-        proc = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True, env=env,
-                              cwd=tmp_path)
-        assert proc.returncode == rc and "IMPORTED []" in proc.stdout, proc.stdout + proc.stderr
+        assert _imported_by_check(["check", name], unwanted, tmp_path) == (rc, []), name
 
 
 @pytest.mark.parametrize("argv", [["check", "--format", "concise", "bad.sh", "good.sh"], ["check", "bad.sh"],
