@@ -409,6 +409,12 @@ def _wrapper_for(node: Any, index: int) -> tuple | None:
     return wrapper
 
 
+def _is_statement(node: Any) -> bool:
+    """A neighbour the window can hold: not a keyword, nor an `else`/`elif` branch (which
+    reaches to the `fi`, outside the window)."""
+    return node.is_named and node.type not in ("else_clause", "elif_clause")
+
+
 def _list_node(root: Any, types: tuple) -> Any:
     node = root
     for type_ in types:
@@ -440,11 +446,11 @@ def _window_verdict(data: bytes, parent: Any, i: int, j: int, start: int, stop: 
     lo = i - 1
     while lo >= 0 and parent.child(lo).type in _TERMINATORS:
         lo -= 1
-    lo = lo if lo >= 0 and parent.child(lo).is_named else lo + 1  # with the statement before
+    lo = lo if lo >= 0 and _is_statement(parent.child(lo)) else lo + 1  # with the statement before
     hi = j
     while hi < parent.child_count and parent.child(hi).type in _TERMINATORS:
         hi += 1
-    hi = hi + 1 if hi < parent.child_count and parent.child(hi).is_named else j  # and the one after
+    hi = hi + 1 if hi < parent.child_count and _is_statement(parent.child(hi)) else j  # and the one after
     if not _HARD_END.match(data, stop):
         return None  # what follows might continue the last changed statement
     if stop > start and data[stop - 1:stop] == b"\\":
