@@ -62,6 +62,12 @@ class ScopeState:
     scope: Any
     root: Any  # the root node of the tree the scope was built on
     steps: list[tuple[int, int, int]] = field(default_factory=list)
+    first_start: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # where the first changed stretch starts: the scope's offsets before it are the current
+        # text's (the steps are not changed after: a new state is made for each edit)
+        self.first_start = min((s for s, _, _ in self.steps), default=1 << 62)
 
     def to_scope_offset(self, offset: int) -> int:
         """``offset`` of the current text as an offset of the scope's tree (offsets inside a
@@ -75,6 +81,8 @@ class ScopeState:
 
     def from_scope_offset(self, offset: int) -> int | None:
         """An offset of the scope's tree in the current text (``None``: inside a changed stretch)."""
+        if offset < self.first_start:
+            return offset  # before every edit (a variable's value, mostly, set above the launches)
         for start, old_end, new_end in self.steps:
             if offset >= old_end:
                 offset += new_end - old_end
