@@ -8,9 +8,14 @@ list (the script's top level, a loop's or function's body …) that, before and 
 give no variable a value (no assignment, ``for`` variable, ``read``, ``source``/``.``/``eval``).
 Then
 
-* the other statements are the same text, parsed the same (tree-sitter's ``changed_ranges``
-  lies within the changed statements), and the variables every launch sees are the same: their
-  launches are the previous ones with byte offsets after the edit moved by its length change;
+* the other statements are the same text, parsed the same, and the variables every launch sees
+  are the same: their launches are the previous ones with byte offsets after the edit moved by
+  its length change. The text is not parsed again when the changed statements keep their shape
+  (a value or a name edited): a window of them with a neighbour on each side, parsed on its own
+  in a statement list of the same kind, must give the previous tree's nodes, edited, node for
+  node; that tree is then the new text's (see :func:`_window_verdict`). Otherwise the text is
+  re-parsed (incrementally) and tree-sitter's ``changed_ranges`` must lie within the changed
+  statements;
 * the changed statements are extracted again on their own, each variable they read given the
   value the previous check's scope had for it there (the scope, and the tree it was built on,
   are kept across edits; offsets are mapped back to that tree through the edits made since);
