@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from sglang_lsp import queries
 from sglang_lsp.document import Document
 from sglang_lsp.engine import Options, check_document, detect_language, launch_parse
 from sglang_lsp.findings import Span
@@ -157,7 +158,7 @@ def test_incremental_rechecks_equal_a_check_from_scratch(seed):
     snap = open_snapshot("file:///tmp/inc/run.sh", 1, text, "shellscript")
     done = recheck(snap.doc, options, None, None)
     snap = with_tree(snap, done.result.tree, "shell")
-    taken = 0
+    taken = kept = 0
     undo, undo_text = None, ""
     for version in range(2, 90):
         doc = snap.doc
@@ -179,9 +180,37 @@ def test_incremental_rechecks_equal_a_check_from_scratch(seed):
         published = convert.diagnostics_text(done.result, "file:///tmp/inc/run.sh", version, "utf-16")
         assert json.loads(published) == convert.diagnostics_json(fresh, "file:///tmp/inc/run.sh", version, "utf-16")
         taken += done.incremental
+        if done.kept_tree:  # not re-parsed: the kept tree is the one a parse gives
+            assert_same_tree(done.result.tree, snap.doc.data)
+            kept += 1
         snap = with_tree(snap, done.result.tree, "shell")
     if seed % len(texts) in (0, 1, 2):
         assert taken > 15  # the reuse is exercised, not only the fallback
+        assert kept > 0
+
+
+def assert_same_tree(tree, data: bytes) -> None:
+    """``tree`` is, node for node (type, field, extent, points), the tree a parse of ``data``
+    from scratch gives."""
+    fresh = queries.parser("bash").parse(data)
+    a, b = tree.walk(), fresh.walk()
+    while True:
+        x, y = a.node, b.node
+        assert (x.type, a.field_name, x.start_byte, x.end_byte, x.start_point, x.end_point, x.is_missing) == \
+            (y.type, b.field_name, y.start_byte, y.end_byte, y.start_point, y.end_point, y.is_missing)
+        down = a.goto_first_child()
+        assert down == b.goto_first_child()
+        if down:
+            continue
+        while True:
+            right = a.goto_next_sibling()
+            assert right == b.goto_next_sibling()
+            if right:
+                break
+            if not a.goto_parent():
+                assert not b.goto_parent()
+                return
+            b.goto_parent()
 
 
 def _random_edit(rng: random.Random, doc: Document, result) -> tuple[int, int, str]:
