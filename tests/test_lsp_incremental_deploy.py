@@ -106,6 +106,8 @@ LINES = ["echo export CUDA_VISIBLE_DEVICES=0\n", "echo IMG=lmsysorg/sglang:v0.5.
          "echo CUDA_VISIBLE_DEVICES=5\n", "# export CUDA_VISIBLE_DEVICES=0,1\n", "#SBATCH --gres=gpu:a100:2\n",
          "#SBATCH --gres=gpu:mi300x:2\n", "#SBATCH --gpus-per-node=16\n",
          "export CUDA_VISIBLE_DEVICES=0\n", "IMG=lmsysorg/sglang:v0.5.21\n", "sleep 1\n", "\n",
+         "echo export CUDA_VISIBLE_DEVICES=0,1; python3 -m sglang.launch_server --model-path m --tp 4 &\n",
+         'echo IMG=lmsysorg/sglang:v0.5.9; docker run --gpus 1 "$IMG" python3 -m sglang.launch_server --tp 2\n',
          ("python3 -m sglang.launch_server --model-path m --tp 2 --nnodes 2 --node-rank 1 "
           "--dist-init-addr 10.0.0.1:5000 &\n")]
 

@@ -912,6 +912,8 @@ class Mover(Protocol):
     change; each ``moved_…`` gives what was at offsets of the previous text at those of the
     new one, ``None`` for what lies in (or reaches into) the edited stretch."""
 
+    start: int  # the edited stretch [start, stop) of the previous text, whole statements
+    stop: int
     delta: int
 
     def moved_span(self, span: Span) -> Span | None: ...
@@ -930,6 +932,31 @@ def same_moved(mover: Mover, old: list, new: list) -> bool:
     return len(old) == len(new) and all(move(a) == b for a, b in zip(old, new))
 
 
+Matches = tuple[list[int], list[Span]]  # a search of a script: where each match ends, the range it found
+
+
+def carry_matches(found: Matches, old: Document, new: Document, mover: Mover,
+                  search: Callable[[bytes, int, int], Matches]) -> Matches | None:
+    """``found``, the matches of ``search`` in ``old`` (``search(data, lo, hi)``: those in
+    ``[lo, hi)``), in ``new``, or ``None`` when they differ there. For a search whose matches
+    each lie on one line and read nothing outside it but the line break before it: the lines
+    the edit touched are searched again, the matches on the other lines moved."""
+    data = old.data
+    lo = data.rfind(b"\n", 0, mover.start) + 1
+    hi = data.find(b"\n", mover.stop)
+    hi = len(data) if hi < 0 else hi
+    ends, spans = found
+    i, j = bisect.bisect_right(ends, lo), bisect.bisect_right(ends, hi)  # the matches in [lo, hi)
+    now_ends, now_spans = search(new.data, lo, hi + mover.delta)
+    if not same_moved(mover, ends[i:j], now_ends) or not same_moved(mover, spans[i:j], now_spans):
+        return None
+    if not mover.delta:
+        return found
+    delta = mover.delta  # (the matches after those lines start after the stretch: they move)
+    return (ends[:i] + now_ends + [e + delta for e in ends[j:]],
+            spans[:i] + now_spans + [Span(x.start + delta, x.end + delta, x.path) for x in spans[j:]])
+
+
 def carry_placements(old: Document, new: Document, mover: Mover) -> bool:
     """Give the view of ``new`` — an edited version of the script ``old``, the same text and
     tree outside an edited stretch of whole statements that assigns no variable — the
@@ -943,6 +970,9 @@ def carry_placements(old: Document, new: Document, mover: Mover) -> bool:
     fresh = _shell_view(new)
     if not fresh.reads_the_same(view, mover):
         return False
+    if not mover.delta:  # the same parts read, at the same offsets: the same placements
+        fresh._memo = {key: where for key, where in view._memo.items() if mover.moved_start(key[0]) is not None}
+        return True
     for (start, env), where in view._memo.items():
         at = mover.moved_start(start)
         if at is not None:
@@ -967,7 +997,6 @@ class _ShellView:
     def __init__(self, doc: Document):
         self.doc = doc
         self.tree: Any = None
-        self.needs_tree = bool(_IMAGE_BYTES.search(doc.data)) or b"docker" in doc.data or b"podman" in doc.data
         self.gres: list[tuple[str | None, Value]] = []
         self.per_node: tuple[Value, str] | None = None
         self._memo: dict[tuple, Placement] = {}  # (launch start, its visible-devices prefixes) → placement
@@ -992,10 +1021,11 @@ class _ShellView:
                 (other.per_node[0].text, other.per_node[1]) != (self.per_node[0].text, self.per_node[1])
                 or not same_moved(mover, [other.per_node[0].span], [self.per_node[0].span]))):
             return False
-        for name, (ends, spans) in other._assignments.items():
-            now_ends, now_spans = self._assignments_of(name)
-            if not same_moved(mover, ends, now_ends) or not same_moved(mover, spans, now_spans):
+        for name, found in other._assignments.items():
+            now = carry_matches(found, other.doc, self.doc, mover, functools.partial(_assignments, name))
+            if now is None:
                 return False
+            self._assignments[name] = now
         return True
 
     def placement(self, inv: Invocation, tree: Any = None) -> Placement:
@@ -1013,13 +1043,11 @@ class _ShellView:
     def _placement(self, inv: Invocation, start: int, tree: Any) -> Placement:
         out = Placement("script")
         out.gres = list(self.gres)
-        if self.needs_tree and self.tree is None:
-            if tree is None:
+        if self.tree is None:
+            if tree is None and self._needs_tree():
                 from .queries import parser
 
                 tree = parser("bash").parse(self.doc.data)
-            self.tree = tree
-        if self.tree is None and tree is not None:
             self.tree = tree
         node = self.tree.root_node.descendant_for_byte_range(start, start + 1) if self.tree is not None else None
         command = None
@@ -1065,6 +1093,12 @@ class _ShellView:
                     out.visible_devices, out.visible_name = Value(inv.env[name] or "", span, None), name
                     break
         return out
+
+    def _needs_tree(self) -> bool:
+        """Whether a launch's command may say more than its own words: a script that names an
+        sglang image or runs docker (asked only when the caller has no tree at hand)."""
+        data = self.doc.data
+        return bool(_IMAGE_BYTES.search(data)) or b"docker" in data or b"podman" in data
 
     def _image_word(self, token: str, a: int, before: int) -> Value | None:
         """``token`` (at byte ``a``) as an sglang image reference: written as is, quoted, or a
@@ -1126,17 +1160,20 @@ class _ShellView:
         k = bisect.bisect_right(ends, before)
         return spans[k - 1] if k else None
 
-    def _assignments_of(self, name: str) -> tuple[list[int], list[Span]]:
+    def _assignments_of(self, name: str) -> Matches:
         found = self._assignments.get(name)
         if found is None:
-            # `NAME=` at the start of the script or after a blank or `;` (`export NAME=` included):
-            # the regex looks for the name itself, the character before it is checked here
-            data = self.doc.data
-            pattern = re.compile(re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
-            matches = [m for m in pattern.finditer(data) if m.start() == 0 or data[m.start() - 1] in _BEFORE_NAME]
-            found = self._assignments[name] = ([m.end() for m in matches],
-                                               [Span(m.start(2), m.end(2)) for m in matches])
+            found = self._assignments[name] = _assignments(name, self.doc.data, 0, len(self.doc.data))
         return found
+
+
+def _assignments(name: str, data: bytes, lo: int, hi: int) -> Matches:
+    """`NAME=value` in ``data[lo:hi]``: at the start of the script or after a blank or `;`
+    (`export NAME=` included); the regex looks for the name itself, the character before it is
+    checked here. (Each match lies on one line: see :func:`carry_matches`.)"""
+    pattern = re.compile(re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
+    matches = [m for m in pattern.finditer(data, lo, hi) if m.start() == 0 or data[m.start() - 1] in _BEFORE_NAME]
+    return [m.end() for m in matches], [Span(m.start(2), m.end(2)) for m in matches]
 
 
 _NO_ENV = (None,) * len(_VISIBLE)

@@ -11,6 +11,7 @@ flag value (or the YAML value) concerned, with the other side as related informa
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import re
 from typing import Any
@@ -18,8 +19,8 @@ from typing import Any
 from . import logger, rules
 from .argv import UNKNOWN, FlagUse, ParsedArgs
 from .context import exported_env
-from .deployment import (GPU_LABELS, Mover, Placement, Probe, Value, gpu_from_resource, image_facts, placement,
-                         same_moved)
+from .deployment import (GPU_LABELS, Matches, Mover, Placement, Probe, Value, carry_matches, gpu_from_resource,
+                         image_facts, placement, same_moved)
 from .document import Document
 from .findings import Applicability, Edit, Finding, Fix, Span, contain_failure
 from .invocation import Invocation
@@ -121,9 +122,11 @@ def carry_launches(old: Document, new: Document, kept: dict[int, tuple[Invocatio
         launch = launches.get(old_id)
         if launch is None or launch.own is None or launch.crowded:
             continue
-        where = launch.where.moved(mover.moved_span) if launch.where is not None else None
-        if launch.where is not None and where is None:
-            continue
+        where = launch.where
+        if where is not None and mover.delta:  # (else the same parts read at the same offsets: the same)
+            where = where.moved(mover.moved_span)
+            if where is None:
+                continue
         own = [mover.moved_finding(f) for f in launch.own] if launch.own else launch.own
         if own and None in own:
             continue
@@ -144,13 +147,17 @@ def _same_exports(old: Document, new: Document, mover: Mover) -> bool:
         from .context import _top_level_exports
 
         now = _top_level_exports(new, None)  # (the incremental check carries them: no parse)
-        if [(k, v) for _, k, v in before] != [(k, v) for _, k, v in now] \
-                or not same_moved(mover, [a for a, _, _ in before], [a for a, _, _ in now]):
+        if (before != now) if not mover.delta else (
+                [(k, v) for _, k, v in before] != [(k, v) for _, k, v in now]
+                or not same_moved(mover, [a for a, _, _ in before], [a for a, _, _ in now])):
             return False
-    for name, (ends, spans) in old.derived.get("export_spans", {}).items():
-        now_ends, now_spans = _export_spans(new, name)
-        if not same_moved(mover, ends, now_ends) or not same_moved(mover, spans, now_spans):
+    carried = {}
+    for name, found in old.derived.get("export_spans", {}).items():
+        now = carry_matches(found, old, new, mover, functools.partial(_exports, name))
+        if now is None:
             return False
+        carried[name] = now
+    new.derived.setdefault("export_spans", {}).update(carried)
     return True
 
 
@@ -202,28 +209,33 @@ def _script_env(doc: Document, inv: Invocation, where: Placement, tree: Any) -> 
     return where
 
 
-def _export_spans(doc: Document, name: str) -> tuple[list[int], list[Span]]:
+def _export_spans(doc: Document, name: str) -> Matches:
     """Every `export NAME=value` of a script in order: where each ends and its value's range,
     found in one pass over the script (each launch asks for the last one before it)."""
     per_name = doc.derived.setdefault("export_spans", {})
     found = per_name.get(name)
     if found is None:
-        # `\bexport …`, the word boundary checked here: a pattern that starts with `\b` is tried
-        # at every byte (~2 ms for 2,000 lines), one that starts with a literal is not
-        pattern = re.compile(rb"export[ \t]+" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
-        data = doc.data
-        matches = list(pattern.finditer(data))
-        if not all(m.start() == 0 or data[m.start() - 1] not in _WORD_BYTES for m in matches):
-            matches = []  # one is not at a word boundary: look on from its next byte, as `\b…` does
-            m = pattern.search(data)
-            while m is not None:
-                if m.start() == 0 or data[m.start() - 1] not in _WORD_BYTES:
-                    matches.append(m)
-                    m = pattern.search(data, m.end())
-                else:
-                    m = pattern.search(data, m.start() + 1)
-        found = per_name[name] = ([m.end() for m in matches], [Span(m.start(2), m.end(2)) for m in matches])
+        found = per_name[name] = _exports(name, doc.data, 0, len(doc.data))
     return found
+
+
+def _exports(name: str, data: bytes, lo: int, hi: int) -> Matches:
+    """`export NAME=value` in ``data[lo:hi]`` (each on one line: see
+    :func:`~sglang_lsp.deployment.carry_matches`)."""
+    # `\bexport …`, the word boundary checked here: a pattern that starts with `\b` is tried at
+    # every byte (~2 ms for 2,000 lines), one that starts with a literal is not
+    pattern = re.compile(rb"export[ \t]+" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
+    matches = list(pattern.finditer(data, lo, hi))
+    if not all(m.start() == 0 or data[m.start() - 1] not in _WORD_BYTES for m in matches):
+        matches = []  # one is not at a word boundary: look on from its next byte, as `\b…` does
+        m = pattern.search(data, lo, hi)
+        while m is not None:
+            if m.start() == 0 or data[m.start() - 1] not in _WORD_BYTES:
+                matches.append(m)
+                m = pattern.search(data, m.end(), hi)
+            else:
+                m = pattern.search(data, m.start() + 1, hi)
+    return [m.end() for m in matches], [Span(m.start(2), m.end(2)) for m in matches]
 
 
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # `\w` of a bytes pattern
@@ -612,7 +624,8 @@ def _multi_node(launches: list[Launch], tree: Any) -> list[Finding]:
             out += _agree(members, "dist_init_addr", exclusive)
         out += _duplicate_ranks(members, exclusive)
     for launch in launches:
-        out += _fixed_worker_rank(launch)
+        if launch.where is not None and launch.where.group is not None:
+            out += _fixed_worker_rank(launch)
     out += _script_addresses(launches, tree)
     return out
 
@@ -625,9 +638,11 @@ def _script_addresses(launches: list[Launch], tree: Any) -> list[Finding]:
     for launch in launches:
         if launch.where is None or launch.where.kind != "script":
             continue
-        nnodes, rank = _int(launch.arg("nnodes")), _int(launch.arg("node_rank"))
-        model, addr = launch.arg("model_path"), launch.arg("dist_init_addr")
-        if nnodes is None or nnodes < 2 or rank is None or not isinstance(model, str) or not isinstance(addr, str):
+        nnodes = _int(launch.arg("nnodes"))
+        if nnodes is None or nnodes < 2:
+            continue
+        rank, model, addr = _int(launch.arg("node_rank")), launch.arg("model_path"), launch.arg("dist_init_addr")
+        if rank is None or not isinstance(model, str) or not isinstance(addr, str):
             continue
         by_key.setdefault((model, nnodes), []).append(launch)
     out = []

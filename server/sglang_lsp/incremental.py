@@ -589,6 +589,10 @@ class _Reuse:
                 [(v.key, v.value, v.origin) for v in new_values[:new_free]]
             for v in old_values[old_free:]:
                 self.own.setdefault((v.scope.start, v.scope.end), []).append(v)
+        # a launch nothing was inferred for before sees what it saw then, and is inferred nothing
+        # now, when its placement was carried (sglang_lsp.deployment.infer_context reads the
+        # placement's texts only) and the unscoped values are the same: no add_inferred for it
+        self.quiet = placed and self.fast and self.same_free
 
     def take(self, inv: Invocation, old: Invocation) -> bool:
         """Take over the checks of ``old`` (the same launch in the previous text) for ``inv``
@@ -599,12 +603,11 @@ class _Reuse:
         if findings is None:
             return False
         mark = len(result.context.values)
-        if not (self.placed and self.fast and (old.span.start, old.span.end) not in self.own):
-            # (else nothing was inferred for ``old``, and so nothing is for ``inv``:
-            # sglang_lsp.deployment.infer_context reads its placement's texts only)
+        quiet = self.quiet and (old.span.start, old.span.end) not in self.own
+        if not quiet:
             add_inferred(result, inv)
         try:
-            if not self._sees_the_same(old, inv, mark):
+            if not quiet and not self._sees_the_same(old, inv, mark):
                 del result.context.values[mark:]  # _check_invocation infers them again
                 return False
             moved = self._moved_findings(old, inv, findings)
