@@ -102,12 +102,12 @@ def _own_findings(launch: Launch, doc: Document) -> list[Finding]:
         + _node_rank_range(launch)
 
 
-def carry_launches(old: Document, new: Document, kept: dict[int, tuple[Invocation, ParsedArgs]],
+def carry_launches(old: Document, new: Document, kept: dict[int, tuple[Invocation, Invocation, ParsedArgs]],
                    mover: Mover) -> dict[int, Launch]:
     """For :func:`deployment_findings` of ``new``, an edited version of the script ``old`` whose
     placements were carried over (:func:`~sglang_lsp.deployment.carry_placements` said so):
     the launches of ``old`` that are the same in ``new``, moved. ``kept``: id(launch of
-    ``old``) → the same launch in ``new`` and its parse (the old one moved).
+    ``old``) → that launch, the same launch in ``new`` and its parse (the old one moved).
 
     A launch's facts are its placement with what :func:`_script_env` adds — the script's
     top-level exports before it and where the last ``export NAME=`` before it is written —
@@ -118,9 +118,9 @@ def carry_launches(old: Document, new: Document, kept: dict[int, tuple[Invocatio
     if not launches or not _same_exports(old, new, mover):
         return {}
     out: dict[int, Launch] = {}
-    for old_id, (inv, parsed) in kept.items():
+    for old_id, (before, inv, parsed) in kept.items():
         launch = launches.get(old_id)
-        if launch is None or launch.own is None or launch.crowded:
+        if launch is None or launch.inv is not before or launch.own is None or launch.crowded:
             continue
         where = launch.where
         if where is not None and mover.delta:  # (else the same parts read at the same offsets: the same)

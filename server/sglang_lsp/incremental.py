@@ -558,7 +558,10 @@ def _visible(context: Any, at: int) -> list:
     return [v for v in context.values if v.scope is None or v.scope.start <= at <= v.scope.end]
 
 
-_EXTENTS = "launch_finding_extents"  # Document.derived: id(launch) → extent of its findings (see _extent)
+# Document.derived: id(launch) → the launch and the extent of its findings (see _extent); the
+# launch is kept to tell it from an object given its id later (a check of the same document
+# from scratch after an attempt that failed does not write these)
+_EXTENTS = "launch_finding_extents"
 
 
 class _Reuse:
@@ -570,8 +573,9 @@ class _Reuse:
         # the placements were carried over (sglang_lsp.deployment.carry_placements): what the file
         # says around a reused launch is what it said around it before the edit
         self.placed = placed
-        self.kept: dict[int, tuple[Invocation, ParsedArgs]] = {}  # id(old launch) → the launch now, its parse
-        self.extents: dict[int, tuple[int, int] | None] = previous.document.derived.get(_EXTENTS, {})
+        # id(old launch) → it, the same launch now, its parse now
+        self.kept: dict[int, tuple[Invocation, Invocation, ParsedArgs]] = {}
+        self.extents: dict[int, tuple[Invocation, Any]] = previous.document.derived.get(_EXTENTS, {})
         result.document.derived[_EXTENTS] = self.new_extents = {}
         # what a launch sees of the precedence chain: when the unscoped values come first and the
         # server launches' ranges do not overlap (before and after the edit), a launch sees the
@@ -621,7 +625,7 @@ class _Reuse:
         if new_parsed is not None:
             result.parsed.append(new_parsed)
             result.launch_parses[id(inv)] = new_parsed
-            self.kept[id(old)] = (inv, new_parsed)
+            self.kept[id(old)] = (old, inv, new_parsed)
         result.findings += moved
         result.launch_findings[id(inv)] = moved
         return True
@@ -649,20 +653,16 @@ class _Reuse:
         of their ranges kept from earlier edits: findings whose ranges all lie on one side of
         the stretch reach nothing in it (see :meth:`_Shifter.span`)."""
         shifter = self.shifter
-        extent = self.extents.get(id(old), _UNKNOWN_EXTENT)
-        if extent is _UNKNOWN_EXTENT:
-            extent = _extent(findings)
+        known = self.extents.get(id(old))
+        extent = known[1] if known is not None and known[0] is old else _extent(findings)
         if extent is None or ((extent[1] <= shifter.start or extent[0] >= shifter.stop)
                               and (not shifter.delta or extent[1] < shifter.stop)):
-            self.new_extents[id(inv)] = extent
+            self.new_extents[id(inv)] = (inv, extent)
             return findings
         moved = [shifter.finding(f) for f in findings]  # (raises _Straddles)
         if extent[0] >= shifter.stop:
-            self.new_extents[id(inv)] = (extent[0] + shifter.delta, extent[1] + shifter.delta)
+            self.new_extents[id(inv)] = (inv, (extent[0] + shifter.delta, extent[1] + shifter.delta))
         return moved
-
-
-_UNKNOWN_EXTENT: Any = object()
 
 
 def _extent(findings: list[Finding]) -> tuple[int, int] | None:
