@@ -23,12 +23,13 @@ import bisect
 import functools
 import re
 import shlex
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol
 
 from . import logger
 from .context import PROFILES, GpuClass, GpuProfile, gpu_profile, vendor_class
 from .document import Document
-from .findings import Record, Span
+from .findings import Finding, Record, Span
 from .invocation import Invocation
 
 log = logger(__name__)
@@ -287,6 +288,55 @@ class Placement(Record):
         self.service_env = {} if service_env is None else service_env
         self.runs_shell = runs_shell
 
+    def moved(self, move: Callable[[Span], Span | None]) -> Placement | None:
+        """This placement of a script's launch after an edit elsewhere in the script: every
+        range moved by ``move`` (``None`` from it: the range reaches into the edit). ``None``
+        when a range does, or for a placement not of a script (whose fields are not moved
+        here); itself when nothing moves."""
+        if self.kind != "script" or self.ports or self.probes or self.labels or self.shm_anchor is not None \
+                or self.ports_key is not None or self.group_size is not None or self.interpolations \
+                or self.service_env:
+            return None
+        if self.image is None and not self.gpu_limits and not self.gpu_values and not self.gres \
+                and self.gres_per_node is None and self.visible_devices is None and self.published is None:
+            return self  # (most launches of a script: nothing around them)
+        try:
+            image = _moved_value(self.image, move)
+            limits = [(name, _moved_value(v, move)) for name, v in self.gpu_limits]
+            values = limits if self.gpu_values is self.gpu_limits else \
+                [(name, _moved_value(v, move)) for name, v in self.gpu_values]
+            gres = [(typ, _moved_value(v, move)) for typ, v in self.gres]
+            per_node = _moved_value(self.gres_per_node, move)
+            visible = _moved_value(self.visible_devices, move)
+            published = None if self.published is None else move(self.published)
+            if self.published is not None and published is None:
+                return None
+        except _Reaches:
+            return None
+        if image is self.image and per_node is self.gres_per_node and visible is self.visible_devices \
+                and published == self.published and all(a[1] is b[1] for a, b in zip(limits, self.gpu_limits)) \
+                and all(a[1] is b[1] for a, b in zip(values, self.gpu_values)) \
+                and all(a[1] is b[1] for a, b in zip(gres, self.gres)):
+            return self
+        return self.replace(image=image, gpu_limits=limits, gpu_values=values, gres=gres, gres_per_node=per_node,
+                            visible_devices=visible, published=published)
+
+
+class _Reaches(Exception):
+    """A range of a placement reaches into the edited text (see :meth:`Placement.moved`)."""
+
+
+def _moved_value(value: Value | None, move: Callable[[Span], Span | None]) -> Value | None:
+    if value is None:
+        return None
+    span = move(value.span)
+    key_span = move(value.key_span) if value.key_span is not None else None
+    if span is None or (value.key_span is not None and key_span is None):
+        raise _Reaches()
+    if span == value.span and key_span == value.key_span:
+        return value
+    return Value(value.text, span, key_span)
+
 
 _CONTAINER_KEYS = ("containers", "initContainers")
 # one container inlined next to the pod spec's fields: OME's `runner:` (engine/decoder/router, leader
@@ -318,8 +368,8 @@ def infer_context(doc: Document, inv: Invocation | None, tree: Any = None) -> di
     except Exception:  # pragma: no cover - defensive: a file we misread infers nothing, the checks go on
         log.exception("inference failed for %s", doc.path)
         return {}
-    if where is None:
-        return {}
+    if where is None or (not where.labels and where.image is None and not where.gres and not where.gpu_limits):
+        return {}  # (nothing read below: most launches of a script)
     out: dict[str, Inferred] = {}
     gpu: tuple[GpuClass, Origin] | None = None
     ranked = sorted(where.labels, key=lambda item: "instance-type" in item[0])  # GPU labels before machine types
@@ -856,11 +906,97 @@ _IMAGE_BYTES = re.compile(rb"sglang[\w.-]*[:@]")
 _VARIABLE_WORD = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 
 
+class Mover(Protocol):
+    """An edit of a script as the carrying of what was derived from the previous text sees it
+    (the language server's incremental re-check implements it): ``delta`` is the edit's length
+    change; each ``moved_…`` gives what was at offsets of the previous text at those of the
+    new one, ``None`` for what lies in (or reaches into) the edited stretch."""
+
+    start: int  # the edited stretch [start, stop) of the previous text, whole statements
+    stop: int
+    delta: int
+
+    def moved_span(self, span: Span) -> Span | None: ...
+
+    def moved_start(self, start: int) -> int | None: ...
+
+    def moved_finding(self, finding: Finding) -> Finding | None: ...
+
+
+def same_moved(mover: Mover, old: list, new: list) -> bool:
+    """Whether the ranges (or offsets) ``old`` of the previous text are ``new``, moved. After an
+    edit that keeps the length, the same list reads the same, wherever it lies."""
+    if not mover.delta:
+        return old == new
+    move = mover.moved_span if old and isinstance(old[0], Span) else mover.moved_start
+    return len(old) == len(new) and all(move(a) == b for a, b in zip(old, new))
+
+
+Matches = tuple[list[int], list[Span]]  # a search of a script: where each match ends, the range it found
+
+
+def carry_matches(found: Matches, old: Document, new: Document, mover: Mover,
+                  search: Callable[[bytes, int, int], Matches]) -> Matches | None:
+    """``found``, the matches of ``search`` in ``old`` (``search(data, lo, hi)``: those in
+    ``[lo, hi)``), in ``new``, or ``None`` when they differ there. For a search whose matches
+    each lie on one line and read nothing outside it but the line break before it: the lines
+    the edit touched are searched again, the matches on the other lines moved."""
+    data = old.data
+    lo = data.rfind(b"\n", 0, mover.start) + 1
+    hi = data.find(b"\n", mover.stop)
+    hi = len(data) if hi < 0 else hi
+    ends, spans = found
+    i, j = bisect.bisect_right(ends, lo), bisect.bisect_right(ends, hi)  # the matches in [lo, hi)
+    now_ends, now_spans = search(new.data, lo, hi + mover.delta)
+    if not same_moved(mover, ends[i:j], now_ends) or not same_moved(mover, spans[i:j], now_spans):
+        return None
+    if not mover.delta:
+        return found
+    delta = mover.delta  # (the matches after those lines start after the stretch: they move)
+    return (ends[:i] + now_ends + [e + delta for e in ends[j:]],
+            spans[:i] + now_spans + [Span(x.start + delta, x.end + delta, x.path) for x in spans[j:]])
+
+
+def carry_placements(old: Document, new: Document, mover: Mover) -> bool:
+    """Give the view of ``new`` — an edited version of the script ``old``, the same text and
+    tree outside an edited stretch of whole statements that assigns no variable — the
+    placements ``old``'s view read, moved (the language server's incremental re-check). Returns
+    whether it did: only when every part of the whole script a placement reads (see
+    :class:`_ShellView`) is the same, moved, in ``new``; the placements of the launches in the
+    stretch are not carried (:meth:`Mover.moved_start`)."""
+    view = old.derived.get("shell_view")
+    if view is None or "shell_view" in new.derived or old.language != "shell" or new.language != "shell":
+        return False
+    fresh = _shell_view(new)
+    if not fresh.reads_the_same(view, mover):
+        return False
+    if not mover.delta:  # the same parts read, at the same offsets: the same placements
+        fresh._memo = {key: where for key, where in view._memo.items() if mover.moved_start(key[0]) is not None}
+        return True
+    for (start, env), where in view._memo.items():
+        at = mover.moved_start(start)
+        if at is not None:
+            moved = where.moved(mover.moved_span)
+            if moved is not None:
+                fresh._memo[(at, env)] = moved
+    return True
+
+
 class _ShellView:
+    """What a script says around its launches. The placement of a launch reads:
+
+    * the words of its own command before the launch (``docker run …``, ``srun
+      --container-image=…``), found in the tree: its command's own text;
+    * the script's ``#SBATCH`` GPU lines (:attr:`gres`, :attr:`per_node`);
+    * the last ``NAME=value`` written before it, for a ``$NAME`` image word and for a
+      ``CUDA_VISIBLE_DEVICES``-like variable of its prefix (:attr:`_assignments`, by name);
+    * its prefix's variables (``inv.env``) and where it starts (the memo's key).
+
+    :func:`carry_placements` relies on this list: keep it up to date."""
+
     def __init__(self, doc: Document):
         self.doc = doc
         self.tree: Any = None
-        self.needs_tree = bool(_IMAGE_BYTES.search(doc.data)) or b"docker" in doc.data or b"podman" in doc.data
         self.gres: list[tuple[str | None, Value]] = []
         self.per_node: tuple[Value, str] | None = None
         self._memo: dict[tuple, Placement] = {}  # (launch start, its visible-devices prefixes) → placement
@@ -875,12 +1011,30 @@ class _ShellView:
                 shown = m.group(0).split(None, 1)[1].split("#", 1)[0].strip()
                 self.per_node = (Value(m.group("count"), span), shown)
 
+    def reads_the_same(self, other: _ShellView, mover: Mover) -> bool:
+        """Whether the parts of the whole script a placement reads are in this view what they
+        are in ``other`` (the view of an earlier version of the script), moved."""
+        if [(typ, v.text) for typ, v in other.gres] != [(typ, v.text) for typ, v in self.gres] \
+                or not same_moved(mover, [v.span for _, v in other.gres], [v.span for _, v in self.gres]):
+            return False
+        if (other.per_node is None) != (self.per_node is None) or (other.per_node is not None and (
+                (other.per_node[0].text, other.per_node[1]) != (self.per_node[0].text, self.per_node[1])
+                or not same_moved(mover, [other.per_node[0].span], [self.per_node[0].span]))):
+            return False
+        for name, found in other._assignments.items():
+            now = carry_matches(found, other.doc, self.doc, mover, functools.partial(_assignments, name))
+            if now is None:
+                return False
+            self._assignments[name] = now
+        return True
+
     def placement(self, inv: Invocation, tree: Any = None) -> Placement:
         """What surrounds the launch starting at ``inv``'s first program word; read once per
         launch (the inference and the deployment checks both ask), shared: callers copy
         before changing it."""
         start = inv.program[0].span.start
-        key = (start, tuple(inv.env.get(name) for name in _VISIBLE))
+        env = inv.env
+        key = (start, (env.get(_VISIBLE[0]), env.get(_VISIBLE[1]), env.get(_VISIBLE[2])) if env else _NO_ENV)
         hit = self._memo.get(key)
         if hit is None:
             hit = self._memo[key] = self._placement(inv, start, tree)
@@ -889,13 +1043,11 @@ class _ShellView:
     def _placement(self, inv: Invocation, start: int, tree: Any) -> Placement:
         out = Placement("script")
         out.gres = list(self.gres)
-        if self.needs_tree and self.tree is None:
-            if tree is None:
+        if self.tree is None:
+            if tree is None and self._needs_tree():
                 from .queries import parser
 
                 tree = parser("bash").parse(self.doc.data)
-            self.tree = tree
-        if self.tree is None and tree is not None:
             self.tree = tree
         node = self.tree.root_node.descendant_for_byte_range(start, start + 1) if self.tree is not None else None
         command = None
@@ -941,6 +1093,12 @@ class _ShellView:
                     out.visible_devices, out.visible_name = Value(inv.env[name] or "", span, None), name
                     break
         return out
+
+    def _needs_tree(self) -> bool:
+        """Whether a launch's command may say more than its own words: a script that names an
+        sglang image or runs docker (asked only when the caller has no tree at hand)."""
+        data = self.doc.data
+        return bool(_IMAGE_BYTES.search(data)) or b"docker" in data or b"podman" in data
 
     def _image_word(self, token: str, a: int, before: int) -> Value | None:
         """``token`` (at byte ``a``) as an sglang image reference: written as is, quoted, or a
@@ -998,20 +1156,27 @@ class _ShellView:
     def _assignment_span(self, name: str, before: int) -> Span | None:
         """The value range of the last `NAME=value` written before byte ``before`` (the script's
         assignments of NAME are found in one pass: each launch asks)."""
-        found = self._assignments.get(name)
-        if found is None:
-            # `NAME=` at the start of the script or after a blank or `;` (`export NAME=` included):
-            # the regex looks for the name itself, the character before it is checked here
-            data = self.doc.data
-            pattern = re.compile(re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
-            matches = [m for m in pattern.finditer(data) if m.start() == 0 or data[m.start() - 1] in _BEFORE_NAME]
-            found = self._assignments[name] = ([m.end() for m in matches],
-                                               [Span(m.start(2), m.end(2)) for m in matches])
-        ends, spans = found
+        ends, spans = self._assignments_of(name)
         k = bisect.bisect_right(ends, before)
         return spans[k - 1] if k else None
 
+    def _assignments_of(self, name: str) -> Matches:
+        found = self._assignments.get(name)
+        if found is None:
+            found = self._assignments[name] = _assignments(name, self.doc.data, 0, len(self.doc.data))
+        return found
 
+
+def _assignments(name: str, data: bytes, lo: int, hi: int) -> Matches:
+    """`NAME=value` in ``data[lo:hi]``: at the start of the script or after a blank or `;`
+    (`export NAME=` included); the regex looks for the name itself, the character before it is
+    checked here. (Each match lies on one line: see :func:`carry_matches`.)"""
+    pattern = re.compile(re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
+    matches = [m for m in pattern.finditer(data, lo, hi) if m.start() == 0 or data[m.start() - 1] in _BEFORE_NAME]
+    return [m.end() for m in matches], [Span(m.start(2), m.end(2)) for m in matches]
+
+
+_NO_ENV = (None,) * len(_VISIBLE)
 _BEFORE_NAME = frozenset(b" \t\n\r\x0b\x0c;")  # what may precede an assignment's name (regex `[\s;]`)
 
 

@@ -11,6 +11,7 @@ flag value (or the YAML value) concerned, with the other side as related informa
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import re
 from typing import Any
@@ -18,7 +19,8 @@ from typing import Any
 from . import logger, rules
 from .argv import UNKNOWN, FlagUse, ParsedArgs
 from .context import exported_env
-from .deployment import GPU_LABELS, Placement, Probe, Value, gpu_from_resource, image_facts, placement
+from .deployment import (GPU_LABELS, Matches, Mover, Placement, Probe, Value, carry_matches, gpu_from_resource,
+                         image_facts, placement, same_moved)
 from .document import Document
 from .findings import Applicability, Edit, Finding, Fix, Span, contain_failure
 from .invocation import Invocation
@@ -44,44 +46,131 @@ class Launch:
     """A checked launch with where it runs (a plain class: a dataclass costs a cold
     ``sglang-lsp check`` about half a millisecond to build)."""
 
-    __slots__ = ("inv", "parsed", "where", "crowded")
+    __slots__ = ("inv", "parsed", "where", "crowded", "own", "args")
 
     def __init__(self, inv: Invocation, parsed: ParsedArgs, where: Placement | None, crowded: bool = False):
         self.inv = inv
         self.parsed = parsed
         self.where = where
         self.crowded = crowded  # other launches (servers, routers) run in the same container
+        # its own findings (SGL050-057: a function of inv, parsed, where, crowded and the file's
+        # path), once computed; the checks across launches are made from the launches each time
+        self.own: list[Finding] | None = None
+        self.args: dict[str, Any] = {}  # dest → _arg(parsed, dest), as the checks across launches ask
+
+    def arg(self, dest: str) -> Any:
+        """``_arg(self.parsed, dest)``, once per launch (a value, not a range: the same for the
+        moved parse of a carried launch)."""
+        value = self.args.get(dest, _NOT_READ)
+        if value is _NOT_READ:
+            value = self.args[dest] = _arg(self.parsed, dest)
+        return value
 
 
-def deployment_findings(doc: Document, result: Any) -> list[Finding]:
+_NOT_READ = object()
+
+
+def deployment_findings(doc: Document, result: Any, carried: dict[int, Launch] | None = None) -> list[Finding]:
     """The SGL05x findings of one checked file (called once by the engine, after the launches
-    are resolved). An internal failure is recorded in ``result.errors``, never raised."""
+    are resolved). An internal failure is recorded in ``result.errors``, never raised.
+
+    ``carried``: id(invocation) → its :class:`Launch` from the check of an earlier version of
+    the script, moved (see :func:`carry_launches`): its placement and own findings are taken
+    over. The launches are kept in ``doc.derived`` for the next version's check to carry."""
     try:
-        launches = _launches(doc, result)
+        launches = _launches(doc, result, carried or {})
         out: list[Finding] = []
         for launch in launches:
             if launch.where is None:
                 continue
-            out += _gpu_count(launch, doc)
-            out += _ports(launch)
-            out += _loopback_host(launch, doc)
-            out += _shared_memory(launch, doc)
-            out += _node_rank_range(launch)
+            if launch.own is None:
+                launch.own = _own_findings(launch, doc)
+            out += launch.own
         out += _multi_node(launches, getattr(result, "tree", None))
         out += _compose_interpolations(launches, doc)
         out += _image_vendor(launches)
+        if doc.language == "shell":
+            doc.derived["deployment_launches"] = {id(launch.inv): launch for launch in launches}
         return out
     except Exception as exc:  # pragma: no cover - defensive
         contain_failure(result, "deployment checks", log, exc)
         return []
 
 
-def _launches(doc: Document, result: Any) -> list[Launch]:
+def _own_findings(launch: Launch, doc: Document) -> list[Finding]:
+    return _gpu_count(launch, doc) + _ports(launch) + _loopback_host(launch, doc) + _shared_memory(launch, doc) \
+        + _node_rank_range(launch)
+
+
+def carry_launches(old: Document, new: Document, kept: dict[int, tuple[Invocation, Invocation, ParsedArgs]],
+                   mover: Mover) -> dict[int, Launch]:
+    """For :func:`deployment_findings` of ``new``, an edited version of the script ``old`` whose
+    placements were carried over (:func:`~sglang_lsp.deployment.carry_placements` said so):
+    the launches of ``old`` that are the same in ``new``, moved. ``kept``: id(launch of
+    ``old``) → that launch, the same launch in ``new`` and its parse (the old one moved).
+
+    A launch's facts are its placement with what :func:`_script_env` adds — the script's
+    top-level exports before it and where the last ``export NAME=`` before it is written —
+    and its own findings, a function of the launch, its parse and that placement. So they are
+    carried when the exports and the ``export NAME=`` found in ``old`` are those of ``new``,
+    moved (placements: see :func:`carry_placements`)."""
+    launches = old.derived.get("deployment_launches")
+    if not launches or not _same_exports(old, new, mover):
+        return {}
+    out: dict[int, Launch] = {}
+    for old_id, (before, inv, parsed) in kept.items():
+        launch = launches.get(old_id)
+        if launch is None or launch.inv is not before or launch.own is None or launch.crowded:
+            continue
+        where = launch.where
+        if where is not None and mover.delta:  # (else the same parts read at the same offsets: the same)
+            where = where.moved(mover.moved_span)
+            if where is None:
+                continue
+        own = [mover.moved_finding(f) for f in launch.own] if launch.own else launch.own
+        if own and None in own:
+            continue
+        if inv is launch.inv and parsed is launch.parsed and where is launch.where \
+                and all(a is b for a, b in zip(own, launch.own)):
+            out[id(inv)] = launch  # nothing moved (an edit that keeps the length, or a launch before it)
+            continue
+        moved = Launch(inv, parsed, where)
+        moved.own, moved.args = own, launch.args
+        out[id(inv)] = moved
+    return out
+
+
+def _same_exports(old: Document, new: Document, mover: Mover) -> bool:
+    """Whether what :func:`_script_env` read of ``old`` as a whole is in ``new`` the same, moved."""
+    before = old.derived.get("top_level_exports")
+    if before is not None:
+        from .context import _top_level_exports
+
+        now = _top_level_exports(new, None)  # (the incremental check carries them: no parse)
+        if (before != now) if not mover.delta else (
+                [(k, v) for _, k, v in before] != [(k, v) for _, k, v in now]
+                or not same_moved(mover, [a for a, _, _ in before], [a for a, _, _ in now])):
+            return False
+    carried = {}
+    for name, found in old.derived.get("export_spans", {}).items():
+        now = carry_matches(found, old, new, mover, functools.partial(_exports, name))
+        if now is None:
+            return False
+        carried[name] = now
+    new.derived.setdefault("export_spans", {}).update(carried)
+    return True
+
+
+def _launches(doc: Document, result: Any, carried: dict[int, Launch]) -> list[Launch]:
     """Each checked server launch with the parse of its argv."""
     out = []
     for inv in result.invocations:
         parsed = result.launch_parses.get(id(inv))
         if parsed is None:
+            continue
+        launch = carried.get(id(inv))
+        if launch is not None and launch.parsed is parsed:
+            out.append(launch)
             continue
         where = placement(doc, inv, getattr(result, "tree", None))
         if where is not None and where.kind == "script" and doc.language == "shell" and not inv.nested:
@@ -120,16 +209,36 @@ def _script_env(doc: Document, inv: Invocation, where: Placement, tree: Any) -> 
     return where
 
 
-def _export_spans(doc: Document, name: str) -> tuple[list[int], list[Span]]:
+def _export_spans(doc: Document, name: str) -> Matches:
     """Every `export NAME=value` of a script in order: where each ends and its value's range,
     found in one pass over the script (each launch asks for the last one before it)."""
     per_name = doc.derived.setdefault("export_spans", {})
     found = per_name.get(name)
     if found is None:
-        pattern = re.compile(rb"\bexport[ \t]+" + name.encode() + rb"=([\"']?)([^\s\"';]*)\1")
-        matches = list(pattern.finditer(doc.data))
-        found = per_name[name] = ([m.end() for m in matches], [Span(m.start(2), m.end(2)) for m in matches])
+        found = per_name[name] = _exports(name, doc.data, 0, len(doc.data))
     return found
+
+
+def _exports(name: str, data: bytes, lo: int, hi: int) -> Matches:
+    """`export NAME=value` in ``data[lo:hi]`` (each on one line: see
+    :func:`~sglang_lsp.deployment.carry_matches`)."""
+    # `\bexport …`, the word boundary checked here: a pattern that starts with `\b` is tried at
+    # every byte (~2 ms for 2,000 lines), one that starts with a literal is not
+    pattern = re.compile(rb"export[ \t]+" + re.escape(name.encode()) + rb"=([\"']?)([^\s\"';]*)\1")
+    matches = list(pattern.finditer(data, lo, hi))
+    if not all(m.start() == 0 or data[m.start() - 1] not in _WORD_BYTES for m in matches):
+        matches = []  # one is not at a word boundary: look on from its next byte, as `\b…` does
+        m = pattern.search(data, lo, hi)
+        while m is not None:
+            if m.start() == 0 or data[m.start() - 1] not in _WORD_BYTES:
+                matches.append(m)
+                m = pattern.search(data, m.end(), hi)
+            else:
+                m = pattern.search(data, m.start() + 1, hi)
+    return [m.end() for m in matches], [Span(m.start(2), m.end(2)) for m in matches]
+
+
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # `\w` of a bytes pattern
 
 
 def _finding(code: str, message: str, span: Span, **kw) -> Finding:
@@ -502,7 +611,7 @@ def _multi_node(launches: list[Launch], tree: Any) -> list[Finding]:
         if where.group is not None:
             groups.setdefault(where.group, []).append(launch)
         elif where.kind == "script":
-            addr = _arg(launch.parsed, "dist_init_addr")
+            addr = launch.arg("dist_init_addr")
             if isinstance(addr, str):
                 groups.setdefault(("script", addr), []).append(launch)
     for key, members in groups.items():
@@ -515,7 +624,8 @@ def _multi_node(launches: list[Launch], tree: Any) -> list[Finding]:
             out += _agree(members, "dist_init_addr", exclusive)
         out += _duplicate_ranks(members, exclusive)
     for launch in launches:
-        out += _fixed_worker_rank(launch)
+        if launch.where is not None and launch.where.group is not None:
+            out += _fixed_worker_rank(launch)
     out += _script_addresses(launches, tree)
     return out
 
@@ -528,10 +638,11 @@ def _script_addresses(launches: list[Launch], tree: Any) -> list[Finding]:
     for launch in launches:
         if launch.where is None or launch.where.kind != "script":
             continue
-        p = launch.parsed
-        nnodes, rank = _int(_arg(p, "nnodes")), _int(_arg(p, "node_rank"))
-        model, addr = _arg(p, "model_path"), _arg(p, "dist_init_addr")
-        if nnodes is None or nnodes < 2 or rank is None or not isinstance(model, str) or not isinstance(addr, str):
+        nnodes = _int(launch.arg("nnodes"))
+        if nnodes is None or nnodes < 2:
+            continue
+        rank, model, addr = _int(launch.arg("node_rank")), launch.arg("model_path"), launch.arg("dist_init_addr")
+        if rank is None or not isinstance(model, str) or not isinstance(addr, str):
             continue
         by_key.setdefault((model, nnodes), []).append(launch)
     out = []

@@ -37,6 +37,7 @@ changes on disk); a ``--config`` file, which the server watches, always means a 
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
@@ -44,7 +45,8 @@ from typing import Any
 
 from . import file_context, logger, queries
 from .argv import FlagUse, ParsedArgs
-from .deployment_checks import deployment_findings
+from .deployment import carry_placements
+from .deployment_checks import carry_launches, deployment_findings
 from .document import Document
 from .engine import (Options, Result, _catalog_named, _check_invocation, _without_echoes, check_document)
 from .findings import Edit, Finding, Fix, Span
@@ -675,6 +677,24 @@ class _Shifter:
             self.findings[id(f)] = done
         return done
 
+    def moved_span(self, span: Span) -> Span | None:
+        """:meth:`span`, ``None`` for a range reaching into the stretch."""
+        try:
+            return self.span(span)
+        except _Straddles:
+            return None
+
+    def moved_start(self, start: int) -> int | None:
+        """Where a launch starting at ``start`` starts now; ``None`` in the stretch or at its ends."""
+        return None if self.start <= start <= self.stop else self.offset(start)
+
+    def moved_finding(self, finding: Finding) -> Finding | None:
+        """:meth:`finding`, ``None`` for one reaching into the stretch."""
+        try:
+            return self.finding(finding)
+        except _Straddles:
+            return None
+
     def use(self, u: FlagUse) -> FlagUse:
         moved = copy.copy(u)  # FlagUse has __slots__: no __dict__ to copy
         moved.word = self.word(u.word)
@@ -695,8 +715,15 @@ class _Shifter:
 def _assemble(doc: Document, options: Options, previous: Result, tree: Any, scope: Any,
               invocations: list[Invocation], reused: dict[int, Invocation], shifter: _Shifter) -> Result | None:
     """What :func:`sglang_lsp.engine.check_document` does for a shell script, step by step in
-    the same order, with the launches given and each unchanged launch's checks reused."""
-    _carry_exports(previous.document, doc, shifter)
+    the same order, with the launches given and each unchanged launch's checks reused.
+
+    What the previous check derived from an unchanged launch is taken over, moved, when what
+    it read is the same: its placement (what the script says around it, read by the inferred
+    context and the deployment checks; see :func:`sglang_lsp.deployment.carry_placements`) and
+    its deployment facts (see :func:`sglang_lsp.deployment_checks.carry_launches`)."""
+    old_doc = previous.document
+    _carry_exports(old_doc, doc, shifter)
+    placed = carry_placements(old_doc, doc, shifter)
     context = file_context.begin(doc, options)
     cat = _catalog_named(context.value("sglang-version"))
     result = Result(doc.path, doc, [], options=options, context=context)
@@ -705,14 +732,16 @@ def _assemble(doc: Document, options: Options, previous: Result, tree: Any, scop
     script = ShellScript(invocations, tree, Source(doc.data, None), scope)
     result.findings += continuation_findings(doc, script)
     result.findings += unassigned_variable_findings(doc, script)
+    reuse = _Reuse(previous, result, shifter, placed)
     for inv in invocations:
         if inv.kind != "server":
             continue
         old = reused.get(id(inv))
-        if old is None or not _reuse(result, previous, inv, old, shifter):
+        if old is None or not reuse.take(inv, old):
             _check_invocation(inv, cat, result)
     result.findings = _without_echoes(explain_placeholders(doc, result.findings, result.parsed))
-    result.findings += deployment_findings(doc, result)
+    carried = carry_launches(old_doc, doc, reuse.kept, shifter) if placed else None
+    result.findings += deployment_findings(doc, result, carried)
     if result.errors:
         return None  # an internal error: let the full check report it the way it does
     result.findings = file_context.finish(result, options)
@@ -737,35 +766,135 @@ def _visible(context: Any, at: int) -> list:
     return [v for v in context.values if v.scope is None or v.scope.start <= at <= v.scope.end]
 
 
-def _reuse(result: Result, previous: Result, inv: Invocation, old: Invocation, shifter: _Shifter) -> bool:
-    """Take over the checks of ``old`` (the same launch in the previous text) for ``inv`` when
-    everything they read is the same: the words (moved), and the precedence chain's values at
-    the launch (GPU, release, model …, with their origins)."""
-    findings = previous.launch_findings.get(id(old))
-    if findings is None:
-        return False
-    mark = len(result.context.values)
-    add_inferred(result, inv)
-    before = _visible(previous.context, old.span.start)
-    now = _visible(result.context, inv.span.start)
-    try:
-        if len(before) != len(now) or any(
-                (a.key, a.value, a.origin) != (b.key, b.value, b.origin)
-                or (a.scope is None) != (b.scope is None) or (a.scope is not None and shifter.span(a.scope) != b.scope)
-                for a, b in zip(before, now)):
-            del result.context.values[mark:]  # _check_invocation infers them again
+# Document.derived: id(launch) → the launch and the extent of its findings (see _extent); the
+# launch is kept to tell it from an object given its id later (a check of the same document
+# from scratch after an attempt that failed does not write these)
+_EXTENTS = "launch_finding_extents"
+
+
+class _Reuse:
+    """Taking over the checks of unchanged launches from the previous check (:meth:`take`),
+    one launch after the other, in the order of the check."""
+
+    def __init__(self, previous: Result, result: Result, shifter: _Shifter, placed: bool):
+        self.previous, self.result, self.shifter = previous, result, shifter
+        # the placements were carried over (sglang_lsp.deployment.carry_placements): what the file
+        # says around a reused launch is what it said around it before the edit
+        self.placed = placed
+        # id(old launch) → it, the same launch now, its parse now
+        self.kept: dict[int, tuple[Invocation, Invocation, ParsedArgs]] = {}
+        self.extents: dict[int, tuple[Invocation, Any]] = previous.document.derived.get(_EXTENTS, {})
+        result.document.derived[_EXTENTS] = self.new_extents = {}
+        # what a launch sees of the precedence chain: when the unscoped values come first and the
+        # server launches' ranges do not overlap (before and after the edit), a launch sees the
+        # unscoped values and those inferred for itself (add_inferred scopes a value to its
+        # launch's range; without directives nothing else is scoped): the unscoped values are
+        # compared once here, and per launch only its own. Otherwise each launch's visible
+        # values are listed from all of them (_visible).
+        old_values, new_values = previous.context.values, result.context.values
+        old_free, new_free = _unscoped_first(old_values), _unscoped_first(new_values)
+        self.fast = old_free is not None and new_free is not None \
+            and _apart(previous.invocations) and _apart(result.invocations)
+        self.own: dict[tuple[int, int], list] = {}  # a launch's range → the values scoped to it
+        if self.fast:
+            self.same_free = [(v.key, v.value, v.origin) for v in old_values[:old_free]] == \
+                [(v.key, v.value, v.origin) for v in new_values[:new_free]]
+            for v in old_values[old_free:]:
+                self.own.setdefault((v.scope.start, v.scope.end), []).append(v)
+        # a launch nothing was inferred for before sees what it saw then, and is inferred nothing
+        # now, when its placement was carried (sglang_lsp.deployment.infer_context reads the
+        # placement's texts only) and the unscoped values are the same: no add_inferred for it
+        self.quiet = placed and self.fast and self.same_free
+
+    def take(self, inv: Invocation, old: Invocation) -> bool:
+        """Take over the checks of ``old`` (the same launch in the previous text) for ``inv``
+        when everything they read is the same: the words (moved), and the precedence chain's
+        values at the launch (GPU, release, model …, with their origins)."""
+        result, shifter = self.result, self.shifter
+        findings = self.previous.launch_findings.get(id(old))
+        if findings is None:
             return False
-        moved = [shifter.finding(f) for f in findings]
-        parsed = previous.launch_parses.get(id(old))
-        new_parsed = parsed
-        if parsed is not None and shifter.delta and old.span.start >= shifter.stop:
-            new_parsed = shifter.parsed(parsed)  # a launch before the change keeps its offsets
-    except _Straddles:
-        del result.context.values[mark:]
-        return False
-    if new_parsed is not None:
-        result.parsed.append(new_parsed)
-        result.launch_parses[id(inv)] = new_parsed
-    result.findings += moved
-    result.launch_findings[id(inv)] = moved
-    return True
+        mark = len(result.context.values)
+        quiet = self.quiet and (old.span.start, old.span.end) not in self.own
+        if not quiet:
+            add_inferred(result, inv)
+        try:
+            if not quiet and not self._sees_the_same(old, inv, mark):
+                del result.context.values[mark:]  # _check_invocation infers them again
+                return False
+            moved = self._moved_findings(old, inv, findings)
+            parsed = self.previous.launch_parses.get(id(old))
+            new_parsed = parsed
+            if parsed is not None and shifter.delta and old.span.start >= shifter.stop:
+                new_parsed = shifter.parsed(parsed)  # a launch before the change keeps its offsets
+        except _Straddles:
+            del result.context.values[mark:]
+            return False
+        if new_parsed is not None:
+            result.parsed.append(new_parsed)
+            result.launch_parses[id(inv)] = new_parsed
+            self.kept[id(old)] = (old, inv, new_parsed)
+        result.findings += moved
+        result.launch_findings[id(inv)] = moved
+        return True
+
+    def _sees_the_same(self, old: Invocation, inv: Invocation, mark: int) -> bool:
+        """Whether ``inv`` (its values inferred from ``mark`` on) sees what ``old`` saw."""
+        if self.fast:
+            before = self.own.get((old.span.start, old.span.end), ())
+            now = self.result.context.values[mark:]
+            if not self.same_free or len(before) != len(now):
+                return False
+            if not now:
+                return True
+        else:
+            before = _visible(self.previous.context, old.span.start)
+            now = _visible(self.result.context, inv.span.start)
+        span = self.shifter.span
+        return len(before) == len(now) and not any(
+            (a.key, a.value, a.origin) != (b.key, b.value, b.origin)
+            or (a.scope is None) != (b.scope is None) or (a.scope is not None and span(a.scope) != b.scope)
+            for a, b in zip(before, now))
+
+    def _moved_findings(self, old: Invocation, inv: Invocation, findings: list[Finding]) -> list[Finding]:
+        """``old``'s findings moved (the same list when none of them moves), through the extent
+        of their ranges kept from earlier edits: findings whose ranges all lie on one side of
+        the stretch reach nothing in it (see :meth:`_Shifter.span`)."""
+        shifter = self.shifter
+        known = self.extents.get(id(old))
+        extent = known[1] if known is not None and known[0] is old else _extent(findings)
+        if extent is None or ((extent[1] <= shifter.start or extent[0] >= shifter.stop)
+                              and (not shifter.delta or extent[1] < shifter.stop)):
+            self.new_extents[id(inv)] = (inv, extent)
+            return findings
+        moved = [shifter.finding(f) for f in findings]  # (raises _Straddles)
+        if extent[0] >= shifter.stop:
+            self.new_extents[id(inv)] = (inv, (extent[0] + shifter.delta, extent[1] + shifter.delta))
+        return moved
+
+
+def _extent(findings: list[Finding]) -> tuple[int, int] | None:
+    """The least start and the greatest end of the ranges in this file of ``findings`` (their
+    own, their related information's, their fixes' edits); ``None`` when they have none."""
+    spans = [f.span for f in findings]
+    for f in findings:
+        spans += [r for r, _ in f.related]
+        for fix in f.fixes:
+            spans += [e.span for e in fix.edits]
+    local = [s for s in spans if s.path is None]
+    if not local:
+        return None
+    return min(s.start for s in local), max(s.end for s in local)
+
+
+def _unscoped_first(values: list) -> int | None:
+    """How many values come before the first scoped one, when none after it is unscoped."""
+    n = next((i for i, v in enumerate(values) if v.scope is not None), len(values))
+    return n if all(v.scope is not None for v in values[n:]) else None
+
+
+def _apart(invocations: list[Invocation]) -> bool:
+    """Whether the ranges of the launches values are inferred for do not overlap or touch."""
+    spans = sorted((inv.span.start, inv.span.end) for inv in invocations
+                   if inv.kind == "server" and inv.span.path is None)
+    return all(a[1] < b[0] for a, b in itertools.pairwise(spans))
