@@ -94,10 +94,16 @@ def _random_edit(rng: random.Random, doc: Document) -> tuple[int, int, str]:
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-8", "utf-32"])
 @pytest.mark.parametrize("seed", range(4))
-def test_published_text_over_edits_equals_a_fresh_conversion(encoding, seed):
+def test_published_text_over_edits_equals_a_fresh_conversion(encoding, seed, monkeypatch):
     """Each version published with the document's :class:`convert.Published` (the previous
     publish's text per finding) is, decoded, the fresh conversion of the same result; the
-    previous texts were reused as they were, and refilled where their positions moved."""
+    previous texts were reused as they were, and refilled where their positions moved, and
+    most positions were not even converted again (known not to have moved)."""
+    converted = []
+    bulk = Document.lsp_positions
+    monkeypatch.setattr(Document, "lsp_positions", lambda self, offsets, encoding: converted.append(
+        len(offsets)) or bulk(self, offsets, encoding))
+    shown_offsets = 0
     rng = random.Random(seed)
     name, text = _texts()[seed % len(_texts())]
     uri = f"file:///tmp/publish/{name}"
@@ -120,6 +126,7 @@ def test_published_text_over_edits_equals_a_fresh_conversion(encoding, seed):
         before = {k: (e, e.positions) for k, e in published.shown.items()}
         text_out = convert.diagnostics_text(done.result, uri, version, encoding, published)
         assert json.loads(text_out) == convert.diagnostics_json(done.result, uri, version, encoding)
+        shown_offsets += len({b for e in published.shown.values() for b in e.offsets})
         for key, entry in published.shown.items():
             old = before.get(key)
             if old is None or old[0] is not entry:
@@ -129,6 +136,7 @@ def test_published_text_over_edits_equals_a_fresh_conversion(encoding, seed):
             else:
                 refilled += 1
     assert kept > 50 and refilled > 5 and made > 5, (kept, refilled, made)
+    assert sum(converted[1:]) < shown_offsets / 2, (sum(converted), shown_offsets)
 
 
 def test_published_is_per_uri_and_encoding():
@@ -151,6 +159,37 @@ def test_positions_in_bulk_equal_positions_one_by_one(encoding):
         assert doc.lsp_positions(offsets, encoding) == {b: doc.byte_to_lsp(b, encoding) for b in offsets}
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_positions_kept_through_edits_are_those_of_the_text(seed):
+    """What ``Document.positions_kept`` says of an earlier version (a few edits ago) holds:
+    below its bound every offset has the position it had there, and where it says all
+    positions were kept, all were (in every encoding); both answers come up."""
+    rng = random.Random(seed)
+    doc = Document("ab 123\nmodèle 😀 45\n\nx 6789 y\n" * 4, None, "shell")
+    versions = [doc]
+    answers = set()
+    for _ in range(120):
+        data = doc.data
+        if rng.random() < 0.5:  # overtyping digits: nothing moves
+            m = rng.choice(list(re.finditer(rb"\d+", data)))
+            a, b, new = m.start(), m.end(), "".join(rng.choice("0123456789") for _ in m.group())
+        else:
+            a = rng.choice([i for i in range(len(data) + 1) if i == len(data) or (data[i] & 0xC0) != 0x80])
+            b, new = a + (1 if a < len(data) and data[a] < 0x80 else 0), rng.choice(["", "z", "\n", "é", "42"])
+        doc = doc.edited(a, b, new.encode())
+        versions.append(doc)
+        earlier = versions[max(0, len(versions) - 1 - rng.randint(0, 4))]
+        bound, kept = doc.positions_kept(earlier)
+        answers.add((kept, bound > 0))
+        for encoding in ("utf-16", "utf-8", "utf-32"):
+            for offset in range(0, min(len(doc.data), len(earlier.data)) + 1, 3):
+                if kept or offset <= bound:
+                    assert doc.byte_to_lsp(offset, encoding) == earlier.byte_to_lsp(offset, encoding)
+        versions = versions[-6:]
+    assert {(True, True), (False, True)} <= answers
+    assert doc.positions_kept(Document("other", None, "shell")) == (0, False)
+
+
 def test_text_document_notifications_skip_pygls_workspace_copy():
     """didOpen/didChange/didClose go straight to the server's handlers: pygls' own handlers
     would keep (and edit, line by line) a copy of every document that nothing reads."""
@@ -164,8 +203,10 @@ def test_text_document_notifications_skip_pygls_workspace_copy():
 def test_superseded_versions_are_freed_without_the_collector(kind):
     """Once the next version's check is in, the documents of older versions the open document
     no longer holds are freed by reference counting alone (their derived objects referred back
-    to them: a cycle only the collector freed); the latest keeps what it derived, and the
-    results equal checks from scratch."""
+    to them: a cycle only the collector freed), and an edit's check leaves no reference cycle
+    at all (each one left for the collector makes its pauses longer and more frequent, in the
+    middle of later edits); the latest keeps what it derived, and the results equal checks
+    from scratch."""
     text = next(t for name, t in _texts() if name.endswith(kind))
     language_id = "yaml" if kind == "yaml" else "shellscript"
     server = SglangLanguageServer()
@@ -174,6 +215,8 @@ def test_superseded_versions_are_freed_without_the_collector(kind):
     server.docs[uri] = doc
     rng = random.Random(5)
     versions: list[weakref.ref] = []
+
+    garbage = []
 
     async def edits() -> None:
         await server._check(doc, doc.snap, server.generation, server.settings, False)
@@ -184,7 +227,9 @@ def test_superseded_versions_are_freed_without_the_collector(kind):
             doc.snap = apply_changes(doc.snap, version, [TextChange("--tp 2 ", (line, col, line, col))], "utf-16",
                                      language_id)
             versions.append(weakref.ref(doc.snap.doc))
+            gc.collect()
             result = await server._check(doc, doc.snap, server.generation, server.settings, False)
+            garbage.append(gc.collect())  # what the edit's check left to the collector
             fresh = check_document(Document(doc.snap.doc.text, doc.snap.doc.path, detect_language(uri, text)),
                                    server.options_for(doc.snap.doc.path, server.settings))
             assert convert.diagnostics_json(result, uri, version, "utf-16") == \
@@ -201,6 +246,7 @@ def test_superseded_versions_are_freed_without_the_collector(kind):
         server.checker.shutdown(wait=True)
     assert all(is_alive == is_held for is_alive, is_held in alive), alive
     assert sum(is_alive for is_alive, _ in alive) <= 2  # the latest and the reused one at most
+    assert garbage == [0] * len(garbage)  # nothing: a young collection has nothing to free
     assert doc.snap.doc.derived  # the latest keeps what its check derived
 
 

@@ -11,6 +11,7 @@ import bisect
 import functools
 import itertools
 import re
+import weakref
 from collections.abc import Iterable
 
 from .findings import Record
@@ -58,7 +59,33 @@ class Document(Record):
         starts = self.__dict__.get("_line_starts")
         if starts is not None and b"\r" not in inserted and b"\r" not in data:
             doc.__dict__["_line_starts"] = _edited_line_starts(starts, self.data, start, end, inserted)
+        doc.edit = (weakref.ref(self), start,
+                    len(inserted) == end - start and _plain(inserted) and _plain(self.data[start:end]))
         return doc
+
+    # (this document's parent, where the edit that made it starts, whether it kept every
+    # position): see Document.edited and positions_kept; None for a text not made by an edit
+    edit: tuple[weakref.ref, int, bool] | None = None
+
+    def positions_kept(self, earlier: Document, limit: int = 64) -> tuple[int, bool]:
+        """How LSP positions in this document compare with those in ``earlier``, a version
+        it was edited from (through :meth:`edited`, at most ``limit`` edits ago): every byte
+        offset up to the first value has the same position in both (the text before it is the
+        same); with the second ``True`` every offset has (each edit replaced ASCII characters
+        other than line breaks by as many, as overtyping a number does). ``(0, False)`` when
+        ``earlier`` is not found (or no longer alive) among the versions this one came from."""
+        bound, kept, doc = len(self.data), True, self
+        for _ in range(limit + 1):
+            if doc is earlier:
+                return bound, kept
+            if doc.edit is None:
+                break
+            parent, start, same = doc.edit
+            doc = parent()
+            if doc is None:
+                break
+            bound, kept = min(bound, start), kept and same
+        return 0, False
 
     @functools.cached_property
     def _line_starts(self) -> list[int]:
@@ -179,6 +206,11 @@ def _edited_line_starts(starts: list[int], old: bytes, start: int, end: int, ins
     else:
         out += starts[after:]
     return out
+
+
+def _plain(data: bytes) -> bool:
+    """ASCII without line breaks: replaced by as many such bytes, no position moves."""
+    return data.isascii() and b"\n" not in data and b"\r" not in data
 
 
 def utf16_len(text: str) -> int:

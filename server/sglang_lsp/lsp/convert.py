@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import weakref
 from typing import Any
 
 from lsprotocol import types
@@ -266,11 +267,12 @@ class _Shown:
     (start and end of each span, the version's place after ``before`` of them), its template,
     and the text around the version for the ``positions`` it was filled in with."""
 
-    __slots__ = ("before", "finding", "head", "offsets", "pieces", "positions", "tail")
+    __slots__ = ("before", "finding", "head", "last", "offsets", "pieces", "positions", "tail")
 
     def __init__(self, finding: Finding, spans: list[Span | None], pieces: tuple[str, ...]):
         self.finding = finding  # held: the id() it is looked up by stays its own
         self.offsets = tuple(b for s in spans if s is not None for b in (s.start, s.end))
+        self.last = max(self.offsets)
         self.before = 4 * spans.index(None)  # numbers before the version
         self.pieces = pieces
         self.positions: tuple | None = None
@@ -286,23 +288,36 @@ class _Shown:
 
 class Published:
     """What the publishes of one document leave for the next: each finding's diagnostic text,
-    by finding object (see :class:`_Shown`). Only the findings of the latest publish are kept."""
+    by finding object (see :class:`_Shown`), and the document they were made for (weakly: its
+    later versions know how positions moved since, see ``Document.positions_kept``). Only the
+    findings of the latest publish are kept."""
 
     def __init__(self) -> None:
         self.key: tuple[str, str] | None = None  # (uri, encoding) the texts were made for
         self.shown: dict[int, _Shown] = {}
+        self.document: weakref.ref | None = None
+
+
+def _kept(published: Published | None, key: tuple[str, str], doc: Document) -> tuple[dict[int, _Shown], int, bool]:
+    """The previous publish's texts and how positions moved since (``Document.positions_kept``)."""
+    if published is None or published.key != key:
+        return {}, 0, False
+    earlier = published.document() if published.document is not None else None
+    return (published.shown, *(doc.positions_kept(earlier) if earlier is not None else (0, False)))
 
 
 def diagnostics_text(result: Result, uri: str, version: int, encoding: str, published: Published | None = None) -> str:
     """:func:`diagnostics_json` as JSON text (``json.loads`` of it is that list), made from
-    templates: only the positions and the version are new in each publish; with ``published``
-    (the document's, updated here) a finding the previous publish showed at the same
-    positions costs a lookup (tests/test_lsp_publish.py compares both with a fresh conversion
-    over edits)."""
+    templates: only the positions and the version are new in each publish. With ``published``
+    (the document's, updated here) a finding the previous publish showed costs a lookup when
+    none of its positions can have moved (an edit after it, or one that moves nothing), and
+    its positions converted otherwise; its text is made again only when they did move
+    (tests/test_lsp_publish.py compares both with a fresh conversion over edits)."""
     doc = result.document
-    last = published.shown if published is not None and published.key == (uri, encoding) else {}
+    last, bound, kept_all = _kept(published, (uri, encoding), doc)
     shown: dict[int, _Shown] = {}
     order: list[_Shown | Finding] = []  # a finding without a template: converted as a whole
+    unsure: list[_Shown] = []  # entries whose positions may have moved
     for f in result.findings:
         entry = last.get(id(f))
         if entry is None or entry.finding is not f:
@@ -314,21 +329,26 @@ def diagnostics_text(result: Result, uri: str, version: int, encoding: str, publ
                 order.append(f)
                 continue
             entry = _Shown(f, spans, pieces)
+            unsure.append(entry)
+        elif not kept_all and entry.last > bound:
+            unsure.append(entry)
         shown[id(f)] = entry
         order.append(entry)
-    at = doc.lsp_positions({b for e in shown.values() for b in e.offsets}, encoding)
+    if unsure:
+        at = doc.lsp_positions({b for e in unsure for b in e.offsets}, encoding)
+        for entry in unsure:
+            positions = tuple(map(at.__getitem__, entry.offsets))
+            if positions != entry.positions:
+                entry.fill(positions)
     number = str(version)
     parts = []
     for entry in order:
         if isinstance(entry, Finding):
             parts.append(json.dumps(diagnostic_json(entry, result, uri, version, encoding), separators=_COMPACT))
-            continue
-        positions = tuple(map(at.__getitem__, entry.offsets))
-        if positions != entry.positions:
-            entry.fill(positions)
-        parts.append(entry.head + number + entry.tail)
+        else:
+            parts.append(entry.head + number + entry.tail)
     if published is not None:
-        published.key, published.shown = (uri, encoding), shown
+        published.key, published.shown, published.document = (uri, encoding), shown, weakref.ref(doc)
     return "[" + ",".join(parts) + "]"
 
 
