@@ -167,7 +167,7 @@ def _span_json(doc: Document, span: Span, encoding: str) -> dict:
 def diagnostic_json(finding: Finding, result: Result, uri: str, version: int | None, encoding: str) -> dict | None:
     """:func:`diagnostic` as the JSON the protocol sends, built directly: a published list of
     a few hundred diagnostics is otherwise mostly lsprotocol objects being built and then taken
-    apart again by cattrs (tests/test_lsp_convert.py checks that both give the same JSON)."""
+    apart again by cattrs (tests/test_lsp_incremental.py checks that both give the same JSON)."""
     if _located(result, finding.span, uri) != (uri, result.document):
         return None
     doc = result.document
