@@ -78,6 +78,33 @@ def test_incremental_edits_match_a_fresh_parse(encoding, seed):
         snap = with_tree(snap, incremental.tree, "shell")
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_line_index_carried_through_edits_equals_a_fresh_one(seed):
+    """Document.edited derives the new line index from the old one: after random edits
+    (newlines inserted, removed, joined, at both ends; also a \\r, where the index is built
+    afresh) it equals the index of the same text built from scratch, and positions agree."""
+    rng = random.Random(seed)
+    doc = Document("a\nbc\n\nd😀e\n" * 5, "/tmp/l.sh", "shell")
+    assert doc.line_count == 21  # built: the edits carry it
+    pieces = ["", "x", "\n", "\n\n", "yz\nw", "😀\n", "\r\n", "\r"]
+    carried = 0
+    for _ in range(200):
+        bounds = _char_boundaries(doc)
+        a = rng.choice(bounds)
+        b = rng.choice([x for x in bounds if a <= x <= a + 12])
+        new = rng.choice(pieces[:-2] if rng.random() < 0.95 else pieces)
+        edited = doc.edited(a, b, new.encode())
+        carried += "_line_starts" in edited.__dict__
+        fresh = Document(edited.text, doc.path, doc.language)
+        assert edited == fresh and edited.data == fresh.data
+        assert edited._line_starts == fresh._line_starts
+        for byte in _char_boundaries(fresh)[::3]:
+            assert edited.byte_to_lsp(byte) == fresh.byte_to_lsp(byte)
+        doc = edited if b"\r" not in edited.data else Document(edited.text.replace("\r", ""), doc.path, doc.language)
+        assert doc.line_count
+    assert carried > 150  # the carried index was used, not rebuilt every time
+
+
 def test_several_changes_and_full_replacement():
     snap = open_snapshot("untitled:Untitled-1", 1, "ab\ncd\n", None)
     assert snap.doc.path is None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import weakref
 from typing import Any
 
 from lsprotocol import types
@@ -166,7 +167,7 @@ def _span_json(doc: Document, span: Span, encoding: str) -> dict:
 def diagnostic_json(finding: Finding, result: Result, uri: str, version: int | None, encoding: str) -> dict | None:
     """:func:`diagnostic` as the JSON the protocol sends, built directly: a published list of
     a few hundred diagnostics is otherwise mostly lsprotocol objects being built and then taken
-    apart again by cattrs (tests/test_lsp_convert.py checks that both give the same JSON)."""
+    apart again by cattrs (tests/test_lsp_incremental.py checks that both give the same JSON)."""
     if _located(result, finding.span, uri) != (uri, result.document):
         return None
     doc = result.document
@@ -205,12 +206,16 @@ def diagnostics_json(result: Result, uri: str, version: int | None, encoding: st
 # fixes and codes, at positions that may have moved, with the new version in their ``data``.
 # Each diagnostic's JSON text is kept as a template cut at those numbers, keyed by everything
 # else it is made of (a pure function of a few position-free fields), and the numbers are
-# filled in for each publish.
+# filled in for each publish. On top of that, a document's :class:`Published` keeps each
+# finding's text from the previous publish: an incremental re-check hands back the very same
+# finding object for what it did not touch, and when its positions are where they were, its
+# text is reused as it is (only the version is new).
 
 _HOLE = "\x00hole\x00"  # stands for a number while a template is made
 _HOLE_TEXT = json.dumps(_HOLE)
 _TEMPLATES: dict[tuple, tuple[str, ...]] = {}
 _MAX_TEMPLATES = 20_000  # a bound, not a working set: cleared when reached
+_COMPACT = (",", ":")  # the JSON of a publish without the spaces json.dumps puts in (~10% of it)
 
 
 class _Holes:
@@ -248,7 +253,7 @@ def _template(finding: Finding, result: Result, uri: str, encoding: str, holes: 
     if found is None:
         stand_in = _HoleResult(result.document)
         d = diagnostic_json(finding, stand_in, uri, _HOLE, encoding)  # type: ignore[arg-type]
-        found = tuple(json.dumps(d).split(_HOLE_TEXT))
+        found = tuple(json.dumps(d, separators=_COMPACT).split(_HOLE_TEXT))
         if len(found) != holes + 1:  # a message holding the stand-in itself: no template
             return None
         if len(_TEMPLATES) >= _MAX_TEMPLATES:
@@ -257,35 +262,94 @@ def _template(finding: Finding, result: Result, uri: str, encoding: str, holes: 
     return found
 
 
-def diagnostics_text(result: Result, uri: str, version: int, encoding: str) -> str:
+class _Shown:
+    """One finding's diagnostic as last published: the byte offsets its positions come from
+    (start and end of each span, the version's place after ``before`` of them), its template,
+    and the text around the version for the ``positions`` it was filled in with."""
+
+    __slots__ = ("before", "finding", "head", "last", "offsets", "pieces", "positions", "tail")
+
+    def __init__(self, finding: Finding, spans: list[Span | None], pieces: tuple[str, ...]):
+        self.finding = finding  # held: the id() it is looked up by stays its own
+        self.offsets = tuple(b for s in spans if s is not None for b in (s.start, s.end))
+        self.last = max(self.offsets)
+        self.before = 4 * spans.index(None)  # numbers before the version
+        self.pieces = pieces
+        self.positions: tuple | None = None
+        self.head = self.tail = ""
+
+    def fill(self, positions: tuple) -> None:
+        numbers = [str(n) for at in positions for n in at]
+        pieces, before = self.pieces, self.before
+        self.head = "".join(itertools.chain.from_iterable(zip(pieces[:before], numbers))) + pieces[before]
+        self.tail = "".join(itertools.chain.from_iterable(zip(pieces[before + 1:], numbers[before:]))) + pieces[-1]
+        self.positions = positions
+
+
+class Published:
+    """What the publishes of one document leave for the next: each finding's diagnostic text,
+    by finding object (see :class:`_Shown`), and the document they were made for (weakly: its
+    later versions know how positions moved since, see ``Document.positions_kept``). Only the
+    findings of the latest publish are kept."""
+
+    def __init__(self) -> None:
+        self.key: tuple[str, str] | None = None  # (uri, encoding) the texts were made for
+        self.shown: dict[int, _Shown] = {}
+        self.document: weakref.ref | None = None
+
+
+def _kept(published: Published | None, key: tuple[str, str], doc: Document) -> tuple[dict[int, _Shown], int, bool]:
+    """The previous publish's texts and how positions moved since (``Document.positions_kept``)."""
+    if published is None or published.key != key:
+        return {}, 0, False
+    earlier = published.document() if published.document is not None else None
+    return (published.shown, *(doc.positions_kept(earlier) if earlier is not None else (0, False)))
+
+
+def diagnostics_text(result: Result, uri: str, version: int, encoding: str, published: Published | None = None) -> str:
     """:func:`diagnostics_json` as JSON text (``json.loads`` of it is that list), made from
-    templates: only the positions and the version are new in each publish
-    (tests/test_lsp_incremental.py compares the two over edits)."""
+    templates: only the positions and the version are new in each publish. With ``published``
+    (the document's, updated here) a finding the previous publish showed costs a lookup when
+    none of its positions can have moved (an edit after it, or one that moves nothing), and
+    its positions converted otherwise; its text is made again only when they did move
+    (tests/test_lsp_publish.py compares both with a fresh conversion over edits)."""
     doc = result.document
-    positions: dict[int, tuple[str, str]] = {}  # byte → its line and character, once per publish
-    shown = str(version)
-    parts = []
+    last, bound, kept_all = _kept(published, (uri, encoding), doc)
+    shown: dict[int, _Shown] = {}
+    order: list[_Shown | Finding] = []  # a finding without a template: converted as a whole
+    unsure: list[_Shown] = []  # entries whose positions may have moved
     for f in result.findings:
-        if _located(result, f.span, uri) != (uri, doc):
-            continue
-        spans = _own_spans(f, doc.path)
-        pieces = None if spans is None else _template(f, result, uri, encoding, 4 * len(spans) - 3)
-        if pieces is None:
-            parts.append(json.dumps(diagnostic_json(f, result, uri, version, encoding)))
-            continue
-        numbers = []
-        for span in spans:
-            if span is None:
-                numbers.append(shown)
+        entry = last.get(id(f))
+        if entry is None or entry.finding is not f:
+            if _located(result, f.span, uri) != (uri, doc):
                 continue
-            for byte in (span.start, span.end):
-                at = positions.get(byte)
-                if at is None:
-                    line, character = doc.byte_to_lsp(byte, encoding)
-                    at = positions[byte] = (str(line), str(character))
-                numbers += at
-        parts.append("".join(itertools.chain.from_iterable(zip(pieces, numbers))) + pieces[-1])
-    return "[" + ", ".join(parts) + "]"
+            spans = _own_spans(f, doc.path)
+            pieces = None if spans is None else _template(f, result, uri, encoding, 4 * len(spans) - 3)
+            if pieces is None:
+                order.append(f)
+                continue
+            entry = _Shown(f, spans, pieces)
+            unsure.append(entry)
+        elif not kept_all and entry.last > bound:
+            unsure.append(entry)
+        shown[id(f)] = entry
+        order.append(entry)
+    if unsure:
+        at = doc.lsp_positions({b for e in unsure for b in e.offsets}, encoding)
+        for entry in unsure:
+            positions = tuple(map(at.__getitem__, entry.offsets))
+            if positions != entry.positions:
+                entry.fill(positions)
+    number = str(version)
+    parts = []
+    for entry in order:
+        if isinstance(entry, Finding):
+            parts.append(json.dumps(diagnostic_json(entry, result, uri, version, encoding), separators=_COMPACT))
+        else:
+            parts.append(entry.head + number + entry.tail)
+    if published is not None:
+        published.key, published.shown, published.document = (uri, encoding), shown, weakref.ref(doc)
+    return "[" + ",".join(parts) + "]"
 
 
 # --- fixes → workspace edits -------------------------------------------------------------

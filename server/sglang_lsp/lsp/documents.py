@@ -71,11 +71,9 @@ def apply_changes(snap: Snapshot, version: int, changes: list[TextChange], encod
                   language_id: str | None) -> Snapshot:
     """The snapshot after ``changes`` (applied in order, as the protocol requires)."""
     doc = snap.doc
-    data = doc.data
     tree = snap.tree.copy() if snap.tree is not None else None
     for change in changes:
         if change.range is None:
-            data = change.text.encode("utf-8", "surrogateescape")
             tree = None
             doc = Document(change.text, doc.path, doc.language)
             continue
@@ -90,8 +88,7 @@ def apply_changes(snap: Snapshot, version: int, changes: list[TextChange], encod
                 start_point=start_point, old_end_point=doc.byte_to_point(end),
                 new_end_point=_point_after(start_point, inserted),
             )
-        data = data[:start] + inserted + data[end:]
-        doc = Document(data.decode("utf-8", "surrogateescape"), doc.path, doc.language)
+        doc = doc.edited(start, end, inserted)
     language = language_for(language_id, doc.path, doc.text)
     if language is not None and language != doc.language:
         doc = Document(doc.text, doc.path, language)

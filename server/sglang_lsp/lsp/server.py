@@ -89,6 +89,7 @@ class OpenDocument:
     reuse: tuple[Result, ScopeState | None] | None = None
     pending: dict[tuple[int, int, bool], asyncio.Future] = field(default_factory=dict)
     timer: asyncio.TimerHandle | None = None
+    published: convert.Published = field(default_factory=convert.Published)  # for the next publish's text
 
 
 class _Answered:
@@ -97,19 +98,34 @@ class _Answered:
     jsonrpc = None
 
 
+# pygls' own handlers of these keep a second copy of every open document (its workspace,
+# which sglang-lsp never reads: lsp/documents.py keeps the text), and apply each change to it
+# line by line in Python: ~1 ms per edit of a 3,000-line file (bench/bench_lsp.py)
+_WORKSPACE_COPY = (types.TEXT_DOCUMENT_DID_OPEN, types.TEXT_DOCUMENT_DID_CHANGE, types.TEXT_DOCUMENT_DID_CLOSE)
+
+
 class _Protocol(LanguageServerProtocol):
-    """pygls' protocol with two repairs, and a way to send a notification built as JSON:
+    """pygls' protocol with three repairs, and a way to send a notification built as JSON:
 
     * a request whose params do not match the method's type gets an ``InvalidParams`` error
       response (pygls 2.1 logs it and leaves the client waiting);
     * the future of a handled notification is forgotten once done (pygls 2.1 keeps every
-      notification's future in ``_request_futures`` when its handler is a generator, as the
-      built-in didOpen/didChange/didClose are, or a coroutine: about 2.5 KB per edit, forever).
+      notification's future in ``_request_futures`` when its handler is a generator, as its
+      built-in handlers are, or a coroutine: about 2.5 KB per edit, forever);
+    * didOpen/didChange/didClose go to the server's handlers only (see ``_WORKSPACE_COPY``).
     """
+
+    def _register_builtin_features(self):
+        super()._register_builtin_features()
+        for method in _WORKSPACE_COPY:
+            self.fm.builtin_features.pop(method, None)
 
     def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
         def forget_then(future, _callback=callback):
-            if self._request_futures.get(msg_id) is future:
+            # a cancelled one is left: pygls' shutdown cancels the pending ones while it iterates
+            # over them (a generator handler's future calls back at once: "dictionary changed
+            # size during iteration"), and $/cancelRequest has taken it out already
+            if not future.cancelled() and self._request_futures.get(msg_id) is future:
                 del self._request_futures[msg_id]
             _callback(future)
 
@@ -119,7 +135,7 @@ class _Protocol(LanguageServerProtocol):
         """Send a notification whose params are JSON text already: the diagnostics of every
         publish, made from templates (see convert.diagnostics_text), neither built as lsprotocol
         objects for cattrs to take apart nor serialised again as a whole."""
-        body = '{"jsonrpc": %s, "method": %s, "params": %s}' % (json.dumps(self.VERSION), json.dumps(method), params)
+        body = '{"jsonrpc":%s,"method":%s,"params":%s}' % (json.dumps(self.VERSION), json.dumps(method), params)
         if self.writer is None:
             log.error("cannot send %s: no transport", method)
             return
@@ -395,10 +411,12 @@ class SglangLanguageServer(LanguageServer):
         self._after_check()
         current = self.docs.get(doc.uri) is doc and doc.snap.version == snap.version
         if current and generation == self.generation:
+            superseded = (doc.result, doc.reuse[0] if doc.reuse else None)
             doc.result, doc.result_key = result, (snap.version, generation)
             if result.tree is not None and doc.snap is snap:
                 doc.snap = with_tree(snap, result.tree, snap.language)  # same text: keep the fresh tree
                 doc.reuse = (result, state)  # the result whose tree the next edits are applied to
+            _release(superseded, doc)
             for error in result.errors:
                 log.error("%s: %s", doc.uri, error)
                 self.window_log_message(types.LogMessageParams(type=types.MessageType.Error,
@@ -448,9 +466,9 @@ class SglangLanguageServer(LanguageServer):
                 return
             if doc.snap.version != snap.version or generation != self.generation:
                 return  # stale: the check of the newer version publishes
-            diagnostics = convert.diagnostics_text(result, doc.uri, snap.version, self.encoding)
-            self.protocol.notify_text(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, '{"uri": %s, "version": %s, '
-                                      '"diagnostics": %s}' % (json.dumps(doc.uri), json.dumps(snap.version), diagnostics))
+            diagnostics = convert.diagnostics_text(result, doc.uri, snap.version, self.encoding, doc.published)
+            self.protocol.notify_text(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, '{"uri":%s,"version":%s,"diagnostics":%s}'
+                                      % (json.dumps(doc.uri), json.dumps(snap.version), diagnostics))
             log.debug("published diagnostics for %s v%s", doc.uri, snap.version)
         except Exception:
             log.exception("publishing diagnostics for %s failed", doc.uri)
@@ -476,6 +494,22 @@ def _settle() -> None:
     gc.freeze()
     young, middle, _ = gc.get_threshold()
     gc.set_threshold(young, middle, 1 << 30)
+
+
+def _release(results: tuple[Result | None, ...], doc: OpenDocument | None) -> None:
+    """Drop what the stages of a check derived from the text of a version that the document no
+    longer holds (``Document.derived``, a cache: a late request about that version derives it
+    again). YAML extractors and views there refer back to their document, so each version's
+    document, its text and a few hundred objects made a reference cycle: only the collector
+    freed them, with a collection of the middle generation every few dozen edits, 3-18 ms in
+    the middle of an edit's check (bench/bench_lsp.py's p99). The next check reads only what
+    the document holds: its snapshot's, its result's and its reused result's (carried exports).
+    ``doc`` ``None``: a closed document, whose results all go."""
+    held = set() if doc is None else {id(doc.snap.doc), id(doc.result.document) if doc.result else 0,
+                                      id(doc.reuse[0].document) if doc.reuse else 0}
+    for result in results:
+        if result is not None and id(result.document) not in held:
+            result.document.derived.clear()
 
 
 def _contained(server: SglangLanguageServer, name: str, empty: Callable[[], Any]):
@@ -609,6 +643,8 @@ def create_server() -> SglangLanguageServer:
         doc = server.docs.pop(params.text_document.uri, None)
         if doc is not None and doc.timer is not None:
             doc.timer.cancel()
+        if doc is not None:
+            _release((doc.result, doc.reuse[0] if doc.reuse else None), None)  # its memory goes now
         if doc is not None and not server.pull_diagnostics:
             server.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
