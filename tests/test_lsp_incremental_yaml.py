@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -309,11 +310,14 @@ def test_an_edit_in_one_document_reuses_the_others():
     (("nvidia.com/gpu: 4", "nvidia.com/gpu: 2"), True),  # a workload's own GPUs: that document only
     (("tp-size: 2", "tp-size: 3"), False),  # a ConfigMap config a launch elsewhere reads
     (("name: llama\nspec:\n  ports", "name: llama2\nspec:\n  ports"), False),  # a Service's name
+    (("targetPort: 30000", "targetPort: 30002"), True),  # a Service, its name unchanged
+    (("kind: Service\nmetadata:\n  name: llama", "kind: Secret\nmetadata:\n  name: llama"), False),  # no longer one
     (("  name: llama\nspec:\n  replicas", "  name: &n llama\nspec:\n  replicas"), False),  # an anchor
 ])
 def test_what_other_documents_read_is_checked_from_scratch(edit, incremental):
     """An edit whose document other documents read (a ConfigMap's sglang config, a Service's
-    name, an anchor) is checked from scratch; one inside a workload's own fields is not.
+    name, an anchor) is checked from scratch; one inside a workload's own fields, or in a
+    Service that keeps its name, is not.
     Either way the result equals a check from scratch (with a ConfigMap config in the file,
     every edit is checked from scratch)."""
     text = MANIFEST if "tp-size" in edit[0] else WITHOUT_CONFIGMAP
@@ -328,3 +332,89 @@ def test_what_other_documents_read_is_checked_from_scratch(edit, incremental):
                      old_tree=snap.tree if first.state else None)
     assert second.incremental is incremental
     _same(second.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
+
+
+@pytest.mark.parametrize("old, new", [
+    ('"--nnodes", "4"', '"--nnodes", "8"'),  # a value in a flow list of args
+    ('            - --tp\n', '            - --tp\n            - --enable-metrics\n            - --tp\n'),  # new list items
+    ('            - --host 0.0.0.0\n', ''),  # a list item deleted
+    ('value: "1"', 'value: "2"'),  # an env value a `$(RANK)` reads
+    ("set -e\n", "set -e\n                echo starting\n"),  # a line of a `bash -c` block scalar
+    ("--tp 16 --nnodes 2", "--tp 8 --nnodes 2"),  # a flag in it
+    ("    - port: 80\n", "    - port: 8080\n"),  # a Service's port
+    ("---\napiVersion: batch/v1", "---\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\napiVersion: batch/v1"),
+    ("---\napiVersion: v1\nkind: ConfigMap", "---\napiVersion: v1\nkind: ConfigMap"),  # (replaced below)
+])
+def test_common_edits_are_rechecked_incrementally(old, new):
+    """Edits users make all the time (a value, a list item, an env value, a line of a shell
+    script, a Service's port, a new document) re-check the edited documents only, and give what a
+    check from scratch gives."""
+    text = WITHOUT_CONFIGMAP + PLAIN_CONFIGMAP
+    if "ConfigMap" in old:  # an entry of a ConfigMap that holds no sglang config
+        old, new = "LOG_LEVEL: info", "LOG_LEVEL: debug\n  EXTRA: x"
+    options = Options()
+    snap = open_snapshot("file:///tmp/inc/common.yaml", 1, text, "yaml")
+    first = recheck(snap.doc, options, None, None)
+    assert first.state is not None
+    snap = with_tree(snap, first.result.tree, "yaml")
+    at = len(text[:text.index(old)].encode())
+    snap = _edit(snap, at, at + len(old.encode()), new, 2)
+    second = recheck(snap.doc, options, first.result, first.state, old_tree=snap.tree)
+    assert second.incremental
+    _same(second.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
+
+
+PLAIN_CONFIGMAP = """---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  LOG_LEVEL: info
+  ENDPOINT: http://llama.default.svc.cluster.local
+"""
+
+# what an edit outside the launches inserts: values, keys, Service names and kinds, new documents
+OUTSIDE_PIECES = ["1", "x", "\n", "---\n", "\n---\n", "  name: svc-1\n", "svc-0", "kind: Service\n",
+                  "kind: ConfigMap\n", "targetPort: 8000\n", "  LOG_LEVEL: debug\n", "- port: 81\n", ": ", "- ", '"',
+                  "serve.yaml: |\n    tp-size: 4\n", "$(SVC_0_PORT)", "sglang"]
+
+
+@pytest.mark.parametrize("seed", range(max(2, SEEDS // 3)))
+def test_edits_in_services_configmaps_and_separators_equal_a_check_from_scratch(seed):
+    """Random edits in the documents around the launches (Services, ConfigMaps without an sglang
+    config, document separators, new documents), each re-checked from the previous version:
+    equal to a check from scratch, and those that keep the YAML valid (and the Services' names)
+    incremental."""
+    rng = random.Random(1000 + seed)
+    text = _bench_manifest().replace('"30001"', '"$(SVC_0_PORT)"') + PLAIN_CONFIGMAP
+    options = Options()
+    snap = open_snapshot("file:///tmp/inc/around.yaml", 1, text, "yaml")
+    done = recheck(snap.doc, options, None, None)
+    snap = with_tree(snap, done.result.tree, "yaml")
+    taken = 0
+    undo, undo_text = None, ""
+    for version in range(2, 40):
+        doc = snap.doc
+        if undo is not None and (rng.random() < 0.6 or done.state is None):
+            (a, b), new = undo, undo_text
+            undo = None
+        else:
+            starts = [m.start() for m in re.finditer(rb"^kind: (?:Service|ConfigMap)", doc.data, re.M)] or [0]
+            a = min(len(doc.data), rng.choice(starts) + rng.randint(0, 160))
+            b = min(len(doc.data), a + rng.choice([0, 0, 1, 3, 12]))
+            while not _boundary(doc.data, a):
+                a -= 1
+            while not _boundary(doc.data, b):
+                b += 1
+            new = rng.choice(OUTSIDE_PIECES)
+            undo, undo_text = (a, a + len(new.encode())), doc.data[a:b].decode("utf-8", "surrogateescape")
+        snap = _edit(snap, a, b, new, version)
+        previous = done.result if done.result.tree is not None else None
+        done = recheck(snap.doc, options, previous, done.state, old_tree=snap.tree if previous else None)
+        _same(done.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
+        taken += done.incremental
+        snap = with_tree(snap, done.result.tree, "yaml")
+    # Services and ConfigMaps are re-checked on their own, not from scratch (most of the other
+    # versions break the YAML: those are checked from scratch)
+    assert taken >= 5

@@ -24,8 +24,8 @@ What one document reads of another, and what makes every edit a full check here:
 
 * a ConfigMap holding an sglang ``--config`` file (a launch anywhere reads it), and the file as a
   ``--config`` file: any sglang config in the file;
-* a Service's name (the ``X_SERVICE_HOST`` / ``X_PORT`` variables a container may reference):
-  changed text that mentions ``Service``;
+* a Service's name (a container's ``$(X_PORT)`` is defined by a Service ``x`` anywhere): an edit
+  that changes the names of the Services in the changed documents;
 * an anchor or an alias in the changed text (an alias reads the closest anchor before it, in any
   document);
 * compose ``services:`` (bind mounts, one document), templates (``{{ … }}``, masked before
@@ -54,15 +54,13 @@ from .findings import Edit, Finding, Fix, Span
 from .incremental import Recheck, _common_ends, _touching
 from .invocation import CharRun, Invocation, Word
 from .precedence import Value
-from .yaml_extract import extract_yaml_part
+from .yaml_extract import extract_yaml_part, service_names
 
 log = logger(__name__)
 
 # bytes that make a file's YAML documents depend on each other, or its extraction on the whole
 # file, wherever they are (see the module docs)
 _WHOLE_FILE = (b"sglang-lsp:", b"{{", b"<<<<<<<", b"=======", b">>>>>>>", b"|||||||")
-# in the changed documents only: a Service's name is read by every container
-_CHANGED_TEXT = (b"Service",)
 _BEFORE, _INSIDE, _AFTER = 0, 1, 2
 _END = operator.itemgetter(1)
 _USE_SLOTS = FlagUse.__slots__
@@ -140,21 +138,24 @@ def _compose(data: bytes) -> bool:
 def _documents(old_root: Any, new_root: Any, prefix: int, old_end: int, new_end: int,
                delta: int) -> tuple[int, int, int] | None:
     """The stretch of whole documents the change lies in: ``(start, old stop, new stop)``;
-    ``None`` when the documents around it are not the same before and after."""
+    ``None`` when the documents around it are not the same before and after. (The documents
+    touching the change before it may differ: a ``---`` typed into a document splits it, and the
+    document before the new separator then ends before the change.)"""
     oi, oj = _touching(old_root, prefix, old_end)
     ni, nj = _touching(new_root, prefix, new_end)
-    if oi != ni or old_root.child_count - oj != new_root.child_count - nj:
-        return None
-    o_start = min(prefix, old_root.child(oi).start_byte) if oj > oi else prefix
-    n_start = min(prefix, new_root.child(ni).start_byte) if nj > ni else prefix
-    o_stop = max(old_end, old_root.child(oj - 1).end_byte) if oj > oi else old_end
-    n_stop = max(new_end, new_root.child(nj - 1).end_byte) if nj > ni else new_end
+    i = min(oi, ni)
+    tail = min(old_root.child_count - oj, new_root.child_count - nj)
+    oj, nj = old_root.child_count - tail, new_root.child_count - tail
+    o_start = min(prefix, old_root.child(i).start_byte) if oj > i else prefix
+    n_start = min(prefix, new_root.child(i).start_byte) if nj > i else prefix
+    o_stop = max(old_end, old_root.child(oj - 1).end_byte) if oj > i else old_end
+    n_stop = max(new_end, new_root.child(nj - 1).end_byte) if nj > i else new_end
     if o_start != n_start or o_stop + delta != n_stop:
         return None
-    for i in (oi - 1, oj):  # the neighbours are the same (the rest: changed_ranges, see the caller)
-        if 0 <= i < old_root.child_count:
-            a, b = old_root.child(i), new_root.child(i + nj - oj if i >= oj else i)
-            shift = delta if i >= oj else 0
+    for k in (i - 1, oj):  # the neighbours are the same (the rest: changed_ranges, see the caller)
+        if 0 <= k < old_root.child_count:
+            a, b = old_root.child(k), new_root.child(k + nj - oj if k >= oj else k)
+            shift = delta if k >= oj else 0
             if (a.type, a.start_byte + shift, a.end_byte + shift) != (b.type, b.start_byte, b.end_byte):
                 return None
     return o_start, o_stop, n_stop
@@ -197,10 +198,11 @@ def _recheck(doc: Document, options: Options, previous: Result, state: YamlState
         if r.start_byte < start or r.end_byte > n_stop:
             return None  # the parse changed outside the changed documents
     old_part, new_part = old[start:o_stop], new[start:n_stop]
-    if any(m in old_part or m in new_part for m in _CHANGED_TEXT) \
-            or _has_anchors(previous.tree.root_node, old, start, o_stop) \
-            or _has_anchors(tree.root_node, new, start, n_stop):
+    if _has_anchors(previous.tree.root_node, old, start, o_stop) or _has_anchors(tree.root_node, new, start, n_stop):
         return None
+    if (b"Service" in old_part or b"Service" in new_part) \
+            and service_names(old_doc, previous.tree, start, o_stop) != service_names(doc, tree, start, n_stop):
+        return None  # a Service's name, which a container elsewhere may read
     lines = new.count(b"\n", start, n_stop) - old.count(b"\n", start, o_stop)
     shifter = _Shifter(start, o_stop, delta, lines, old_doc, doc.path)
     try:

@@ -190,6 +190,13 @@ def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: t
     return ex.scan, containers
 
 
+def service_names(doc: Document, tree: ts.Tree, start: int, end: int) -> set[str]:
+    """The names of the Services defined in the documents in ``[start, end)`` of a file without
+    templates (``tree``: its tree), as a container's ``$(X_PORT)`` reads them: the language
+    server's re-check of an edited Service (whose name a launch elsewhere may read)."""
+    return _Extractor(doc, None, load_catalog(), tree)._services_in(start, end)
+
+
 def yaml_reader(doc: Document) -> _Extractor:
     """The YAML helpers (tree, anchors, merge keys, scalars) on ``doc``'s tree for other modules:
     the tree :func:`extract_yaml` parsed for the same document when it ran, so that a check
@@ -889,20 +896,26 @@ class _Extractor:
     def _service_names(self) -> set[str]:
         """Services defined in this file, spelled as the prefix of their link variables."""
         if self._services is None:
-            self._services = set()
-            if b"Service" in self.data:
-                for top in self._documents():
-                    f = self._fields(top)
-                    if self._scalar_text(f.get("kind")) == "Service":
-                        name = self._scalar_text(self._fields(self._resolve(f.get("metadata"))).get("name"))
-                        if name:
-                            self._services.add(name.upper().replace("-", "_").replace(".", "_"))
+            self._services = self._services_in(0, len(self.data)) if b"Service" in self.data else set()
         return self._services
 
-    def _documents(self) -> list[ts.Node]:
-        """The top-level mapping of every document."""
+    def _services_in(self, start: int, end: int) -> set[str]:
+        """:meth:`_service_names` of the documents that lie in ``[start, end)``."""
+        out = set()
+        for top in self._documents(start, end):
+            f = self._fields(top)
+            if self._scalar_text(f.get("kind")) == "Service":
+                name = self._scalar_text(self._fields(self._resolve(f.get("metadata"))).get("name"))
+                if name:
+                    out.add(name.upper().replace("-", "_").replace(".", "_"))
+        return out
+
+    def _documents(self, start: int = 0, end: int | None = None) -> list[ts.Node]:
+        """The top-level mapping of every document (that lies in ``[start, end)``)."""
         out = []
         for document in self.tree.root_node.named_children:
+            if document.start_byte < start or (end is not None and document.end_byte > end):
+                continue
             if document.type == "document":
                 body = next((c for c in document.named_children if c.type in ("block_node", "flow_node")), None)
                 top = self._resolve(body)
