@@ -418,3 +418,28 @@ def test_edits_in_services_configmaps_and_separators_equal_a_check_from_scratch(
     # Services and ConfigMaps are re-checked on their own, not from scratch (most of the other
     # versions break the YAML: those are checked from scratch)
     assert taken >= 5
+
+
+@pytest.mark.parametrize("old, new", [
+    ("metadata: {name: deepseek}", "metadata: {{name: deepseek}"),  # a `{{` half typed, half there
+    ("# a CI job launching", "# sglang-lsp: ignore[SGL007]\n# a CI job launching"),
+    ("# a CI job launching the server in a step\njobs:", "# a CI job launching the server in a step\njobs:\n"
+     "services:\n  x: {image: y}\nj:"),  # compose services
+    ("---\napiVersion: batch/v1\nkind: Job", "---\nservices: {}\n---\napiVersion: batch/v1\nkind: Job"),
+    ("note: ======\n", "note: =======\n"),  # a merge-conflict marker's seventh character
+])
+def test_what_makes_a_file_depend_on_itself_is_seen_where_it_is_typed(old, new):
+    """A marker that makes the whole file one unit (a template, a directive of ours, compose
+    services, a merge-conflict marker) is found in the changed lines, also when the edit types
+    only part of it: the re-check is then one from scratch, equal to it."""
+    text = WITHOUT_CONFIGMAP.replace("      - run: |", "      - name: a\n        note: ======\n      - run: |")
+    options = Options()
+    snap = open_snapshot("file:///tmp/inc/marker.yaml", 1, text, "yaml")
+    first = recheck(snap.doc, options, None, None)
+    assert first.state is not None
+    snap = with_tree(snap, first.result.tree, "yaml")
+    at = len(text[:text.index(old)].encode())
+    snap = _edit(snap, at, at + len(old.encode()), new, 2)
+    second = recheck(snap.doc, options, first.result, first.state, old_tree=snap.tree)
+    assert not second.incremental
+    _same(second.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
