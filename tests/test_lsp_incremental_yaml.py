@@ -183,7 +183,8 @@ def _fixture_manifest() -> str:
 
 
 def _texts():
-    yield MANIFEST  # a ConfigMap config: checked from scratch until an edit makes it none
+    yield MANIFEST  # a ConfigMap config (edits of it, and of the launch reading it: from scratch)
+    yield WITHOUT_CONFIGMAP + "---\n" + MANIFEST.split("\n---\n")[0] + "\n"  # the config after the launch reading it
     yield WITHOUT_CONFIGMAP.replace("# sglang on a few node pools", "# 模型 😀 pools").replace("\n", "\r\n")
     yield _bench_manifest()
     yield _fixture_manifest()
@@ -261,8 +262,7 @@ def test_incremental_yaml_rechecks_equal_a_check_from_scratch(seed):
         _same(done.result, fresh)
         taken += done.incremental
         snap = with_tree(snap, done.result.tree, "yaml")
-    if seed % len(texts):
-        assert taken > 10  # the reuse is exercised, not only the fallback
+    assert taken > 10  # the reuse is exercised, not only the fallback (also with a ConfigMap config)
 
 
 def _random_edit(rng: random.Random, doc: Document, result) -> tuple[int, int, str]:
@@ -309,6 +309,7 @@ def test_an_edit_in_one_document_reuses_the_others():
 @pytest.mark.parametrize("edit, incremental", [
     (("nvidia.com/gpu: 4", "nvidia.com/gpu: 2"), True),  # a workload's own GPUs: that document only
     (("tp-size: 2", "tp-size: 3"), False),  # a ConfigMap config a launch elsewhere reads
+    (('"--node-rank", "1"', '"--node-rank", "2"'), False),  # that launch (findings in the config)
     (("name: llama\nspec:\n  ports", "name: llama2\nspec:\n  ports"), False),  # a Service's name
     (("targetPort: 30000", "targetPort: 30002"), True),  # a Service, its name unchanged
     (("kind: Service\nmetadata:\n  name: llama", "kind: Secret\nmetadata:\n  name: llama"), False),  # no longer one
@@ -316,11 +317,12 @@ def test_an_edit_in_one_document_reuses_the_others():
 ])
 def test_what_other_documents_read_is_checked_from_scratch(edit, incremental):
     """An edit whose document other documents read (a ConfigMap's sglang config, a Service's
-    name, an anchor) is checked from scratch; one inside a workload's own fields, or in a
+    name, an anchor) is checked from scratch, as is one in a launch that reads a ConfigMap config
+    (it has findings in the config's document); one inside a workload's own fields, or in a
     Service that keeps its name, is not.
     Either way the result equals a check from scratch (with a ConfigMap config in the file,
     every edit is checked from scratch)."""
-    text = MANIFEST if "tp-size" in edit[0] else WITHOUT_CONFIGMAP
+    text = MANIFEST if "tp-size" in edit[0] or "node-rank" in edit[0] else WITHOUT_CONFIGMAP
     options = Options()
     snap = open_snapshot("file:///tmp/inc/deps.yaml", 1, text, "yaml")
     first = recheck(snap.doc, options, None, None)
@@ -442,4 +444,30 @@ def test_what_makes_a_file_depend_on_itself_is_seen_where_it_is_typed(old, new):
     snap = _edit(snap, at, at + len(old.encode()), new, 2)
     second = recheck(snap.doc, options, first.result, first.state, old_tree=snap.tree)
     assert not second.incremental
+    _same(second.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
+
+
+@pytest.mark.parametrize("old, new, incremental", [
+    ('"--tp", "16", "--nnodes", "4"', '"--tp", "16", "--nnodes", "8"', True),  # after the config, same length
+    ("--tp 16 --nnodes 2", "--tp 16 --nnodes 2 --enable-metrics", True),  # after it, longer
+    ("    - port: 80\n", "    - port: 80\n      name: http\n", True),  # a Service between them, a line more
+    ("  LOG_LEVEL: info\n", "  LOG_LEVEL: debug\n", True),  # another ConfigMap (no sglang config)
+    ("        - name: sglang\n", "        - name: sglang2\n", False),  # the launch that reads the config
+    ("    enable-metrics: true\n", "    enable-metrics: false\n", False),  # the config
+])
+def test_a_file_with_a_configmap_config_is_rechecked_incrementally(old, new, incremental):
+    """A ConfigMap holding an sglang config (read by a launch in another document) does not make
+    every edit a check from scratch: an edit in a document that neither holds the config nor
+    launches with it is re-checked on its own, the config's findings (and those of the launch
+    reading it, placed in the config) kept or moved, and the result equals a check from scratch."""
+    text = MANIFEST.replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 4\n---\n" + PLAIN_CONFIGMAP.lstrip("-\n"))
+    options = Options()
+    snap = open_snapshot("file:///tmp/inc/held.yaml", 1, text, "yaml")
+    first = recheck(snap.doc, options, None, None)
+    assert isinstance(first.state, YamlState) and len(first.state.configs) == 1
+    snap = with_tree(snap, first.result.tree, "yaml")
+    at = len(text[:text.index(old)].encode())
+    snap = _edit(snap, at, at + len(old.encode()), new, 2)
+    second = recheck(snap.doc, options, first.result, first.state, old_tree=snap.tree)
+    assert second.incremental is incremental
     _same(second.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))

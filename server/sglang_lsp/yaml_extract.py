@@ -160,7 +160,7 @@ def extract_yaml(doc: Document, base_dir: str | None = None, cat: Catalog | None
 
 
 def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: ts.Tree, start: int,
-                      end: int) -> tuple[YamlScan, int]:
+                      end: int, configs: dict[str, ConfigFile] | None = None) -> tuple[YamlScan, int]:
     """The launches and YAML problems of the documents in ``[start, end)`` of a file, read as
     :func:`extract_yaml` reads them in the whole file: the language server's incremental
     re-check (:mod:`.incremental_yaml`) extracts an edited document again this way. ``tree``:
@@ -169,11 +169,13 @@ def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: t
     container come before those of shell elsewhere). Compose services are not looked at, the
     file as a ``--config`` file and ConfigMap configs only so that the caller sees them in
     ``scan.configs`` (it checks such a file from scratch); no syntax problems are reported (nor
-    is a tree with errors given)."""
+    is a tree with errors given). ``configs``: the sglang configs the file's other ConfigMaps hold,
+    by their name in ``data`` (what a launch's ``--config`` may name)."""
     ex = _Extractor(doc, base_dir, cat, tree)
     doc.derived["yaml_extractor"] = ex
     data = ex.data
     ex._window = (ex._top_start(start), end)  # (the `kind:` keys of the documents around the part only)
+    ex.embedded_configs.update(configs or {})
     if b"ConfigMap" in data[start:end]:
         ex._configmaps(tree.root_node)
     first = next((n for n in ex._tops or () if n.type == "document"), None)
