@@ -59,7 +59,8 @@ from .argv import FlagUse, ParsedArgs
 from .config_file import ConfigFile
 from .deployment_checks import deployment_findings
 from .document import Document
-from .engine import Options, Result, _catalog_named, _check_invocation, _without_echoes, check_document
+from .engine import (Options, Result, _catalog_named, _check_config, _check_invocation, _without_echoes,
+                     check_document)
 from .findings import Edit, Finding, Fix, Span
 from .incremental import Recheck, _common_ends, _touching
 from .invocation import CharRun, Invocation, Word
@@ -260,6 +261,9 @@ def _recheck(doc: Document, options: Options, previous: Result, state: YamlState
     if stretch is None:
         return None
     start, o_stop, n_stop = stretch
+    if state.configs:
+        start, wide_stop = _widened(previous, state, start, o_stop)
+        o_stop, n_stop = wide_stop, n_stop + (wide_stop - o_stop)
     for r in old_tree.changed_ranges(tree):
         if r.start_byte < start or r.end_byte > n_stop:
             return None  # the parse changed outside the changed documents
@@ -278,6 +282,46 @@ def _recheck(doc: Document, options: Options, previous: Result, state: YamlState
     if reused is None:
         return None
     return _assemble(doc, options, tree, start, n_stop, reused)
+
+
+def _widened(previous: Result, state: YamlState, start: int, stop: int) -> tuple[int, int]:
+    """The changed stretch ``[start, stop)`` of the previous text grown until, with each
+    ConfigMap config's document it reaches, it holds the documents of the launches that read
+    that config, and with each such launch, the config's document: a config and its readers are
+    checked again together (an edited config changes what they parse; a reader has findings in
+    the config). Whole documents, outside the change: the same in the new text."""
+    root = previous.tree.root_node
+    groups = []
+    for h in state.configs:
+        readers = [_top_span(root, inv.span.start) for inv in previous.invocations if _reads(inv, h.name)]
+        groups.append([h.span, *readers])
+    grown = True
+    while grown:
+        grown = False
+        for spans in groups:
+            if any(not (sp.end <= start and sp.start < start) and sp.start <= stop for sp in spans):
+                lo, hi = min(sp.start for sp in spans), max(sp.end for sp in spans)
+                if lo < start or hi > stop:
+                    start, stop, grown = min(start, lo), max(stop, hi), True
+    return start, stop
+
+
+def _top_span(root: Any, at: int) -> Span:
+    """The range of the document (top-level node) holding byte ``at``."""
+    i, j = _touching(root, at, at)
+    for k in range(i, j):
+        node = root.child(k)
+        if node.start_byte <= at < node.end_byte:
+            return Span(node.start_byte, node.end_byte)
+    return Span(at, at)
+
+
+def _reads(inv: Invocation, name: str) -> bool:
+    """Whether a launch names a ``--config`` file called ``name`` (what a ConfigMap config is
+    found by, see :meth:`.yaml_extract._Extractor._config_refs`)."""
+    args = inv.args
+    return any(w.text == "--config" and args[k + 1].text is not None and os.path.basename(args[k + 1].text) == name
+               for k, w in enumerate(args[:-1]))
 
 
 class _Reused:
@@ -299,10 +343,8 @@ def _reused(previous: Result, state: YamlState, shifter: _Shifter) -> _Reused | 
     before, inside or after it, or a launch's findings lie outside its own part."""
     out = _Reused()
     where = shifter.where
-    held = state.configs
+    held = [h for h in state.configs if where(h.span) != _INSIDE]  # (those inside: read again with their readers)
     for h in held:
-        if where(h.span) == _INSIDE:
-            return None  # an edited config: its launches may be anywhere
         moved = h if where(h.span) == _BEFORE or not shifter.delta else \
             HeldConfig(h.name, h.path, [shifter.word(w) for w in h.words], shifter.parsed(h.parsed), shifter.span(h.span))
         out.configs.append(moved)
@@ -367,16 +409,21 @@ def _assemble(doc: Document, options: Options, tree: Any, start: int, stop: int,
     joined with what is reused."""
     context = file_context.begin(doc, options)
     cat = _catalog_named(context.value("sglang-version"))
-    context.values += reused.values[0]
     base_dir = os.path.dirname(doc.path) if doc.path else None
     held = {h.name: ConfigFile(h.path, h.words) for h in reused.configs}
     scan, containers = extract_yaml_part(doc, base_dir, cat, tree, start, stop, held)
-    if scan.configs:
-        return None  # a new sglang config: read by launches anywhere
+    configs = _part_configs(doc, tree, scan, reused)
+    if configs is None:
+        return None
     part = Result(doc.path, doc, [], options=options, context=context)
     part.tree, part.invocations = tree, scan.invocations
     file_context.attach(part, scan.invocations)
     part.findings += scan.findings
+    for cfg in scan.configs:  # (as a full check, before any launch adds inferred values)
+        _check_config(cfg, cat, part)
+    for h, parsed in zip(configs, part.parsed):
+        h.parsed = parsed
+    context.values += reused.values[0]
     for inv in scan.invocations:
         if inv.kind == "server":
             _check_invocation(inv, cat, part, scan.config_refs)
@@ -403,10 +450,33 @@ def _assemble(doc: Document, options: Options, tree: Any, start: int, stop: int,
                           *before[nb:], *scan.invocations[containers:], *after[na:]]
     result.launch_parses = {**reused.launch_parses, **part.launch_parses}
     result.launch_findings = {**reused.launch_findings, **part.launch_findings}
-    result.parsed = [*(h.parsed for h in reused.configs),
+    held = sorted([*reused.configs, *configs], key=lambda h: h.span.start)  # (a full check's order: the file's)
+    result.parsed = [*(h.parsed for h in held),
                      *(result.launch_parses[id(inv)] for inv in result.invocations if id(inv) in result.launch_parses)]
     result.directives = part.directives
-    return result, YamlState(nb + containers + na, reused.configs)
+    return result, YamlState(nb + containers + na, held)
+
+
+def _part_configs(doc: Document, tree: Any, scan: Any, reused: _Reused) -> list[HeldConfig] | None:
+    """The ConfigMap configs of the changed documents (their parses filled in when checked);
+    ``None`` when one is the file itself as a config, has the name of a config elsewhere, or is
+    read by a launch elsewhere (a new name: the stretch holds the readers of the old ones)."""
+    if not scan.configs:
+        return []
+    ex = doc.derived["yaml_extractor"]
+    names = {id(cfg): name for name, cfg in ex.embedded_configs.items()}
+    taken = {h.name for h in reused.configs}
+    out: list[HeldConfig] = []
+    for cfg in scan.configs:
+        name = names.get(id(cfg))
+        at = next((sp.start for _, sp in cfg.keys if sp.path is None), None)
+        if name is None or name in taken or at is None:
+            return None
+        taken.add(name)
+        out.append(HeldConfig(name, cfg.path, cfg.words, None, _top_span(tree.root_node, at)))
+    if any(_reads(inv, h.name) for side in reused.invocations for inv in side for h in out):
+        return None
+    return out
 
 
 def _within(span: Span, outer: Span) -> bool:
