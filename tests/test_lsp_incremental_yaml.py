@@ -333,7 +333,7 @@ def test_what_other_documents_read_is_checked_from_scratch(edit, incremental):
 
 @pytest.mark.parametrize("old, new", [
     ('"--nnodes", "4"', '"--nnodes", "8"'),  # a value in a flow list of args
-    ('            - --tp\n', '            - --tp\n            - --enable-metrics\n            - --tp\n'),  # new list items
+    ('            - --tp\n', '            - --tp\n            - --enable-metrics\n            - --tp\n'),  # new items
     ('            - --host 0.0.0.0\n', ''),  # a list item deleted
     ('value: "1"', 'value: "2"'),  # an env value a `$(RANK)` reads
     ("set -e\n", "set -e\n                echo starting\n"),  # a line of a `bash -c` block scalar

@@ -345,8 +345,8 @@ def _reused(previous: Result, state: YamlState, shifter: _Shifter) -> _Reused | 
     where = shifter.where
     held = [h for h in state.configs if where(h.span) != _INSIDE]  # (those inside: read again with their readers)
     for h in held:
-        moved = h if where(h.span) == _BEFORE or not shifter.delta else \
-            HeldConfig(h.name, h.path, [shifter.word(w) for w in h.words], shifter.parsed(h.parsed), shifter.span(h.span))
+        moved = h if where(h.span) == _BEFORE or not shifter.delta else HeldConfig(
+            h.name, h.path, [shifter.word(w) for w in h.words], shifter.parsed(h.parsed), shifter.span(h.span))
         out.configs.append(moved)
     for k, inv in enumerate(previous.invocations):
         side = where(inv.span)
