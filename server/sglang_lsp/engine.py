@@ -440,6 +440,17 @@ def _without_echoes(findings: list[Finding]) -> list[Finding]:
     return kept
 
 
+def _check_config(cfg: Any, cat: Catalog, result: Result) -> None:
+    """An sglang ``--config`` mapping in a YAML file (a :class:`.config_file.ConfigFile`), checked
+    on its own: its YAML problems, its flags, and the knowledge-base rules at its first key."""
+    result.findings += cfg.findings
+    parsed = resolve(cat, cfg.words, check_required=False)
+    result.parsed.append(parsed)
+    result.findings += parsed.findings
+    at = next((span.start for _, span in cfg.keys if span.path is None), None)
+    result.findings += kb_findings(parsed, None, result, Span(0, 0), at=at)
+
+
 def _check_yaml(doc: Document, cat: Catalog, result: Result) -> None:
     """Launches in a YAML file (Kubernetes, compose, shell in YAML; see :mod:`.yaml_extract`) and
     sglang ``--config`` mappings in it, each checked like the shell path checks its own."""
@@ -451,12 +462,7 @@ def _check_yaml(doc: Document, cat: Catalog, result: Result) -> None:
     file_context.attach(result, scan.invocations)
     result.findings += scan.findings
     for cfg in scan.configs:
-        result.findings += cfg.findings
-        parsed = resolve(cat, cfg.words, check_required=False)
-        result.parsed.append(parsed)
-        result.findings += parsed.findings
-        at = next((span.start for _, span in cfg.keys if span.path is None), None)
-        result.findings += kb_findings(parsed, None, result, Span(0, 0), at=at)
+        _check_config(cfg, cat, result)
     for inv in scan.invocations:
         if inv.kind == "server":
             _check_invocation(inv, cat, result, scan.config_refs)

@@ -160,7 +160,7 @@ def extract_yaml(doc: Document, base_dir: str | None = None, cat: Catalog | None
 
 
 def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: ts.Tree, start: int,
-                      end: int) -> tuple[YamlScan, int]:
+                      end: int, configs: dict[str, ConfigFile] | None = None) -> tuple[YamlScan, int]:
     """The launches and YAML problems of the documents in ``[start, end)`` of a file, read as
     :func:`extract_yaml` reads them in the whole file: the language server's incremental
     re-check (:mod:`.incremental_yaml`) extracts an edited document again this way. ``tree``:
@@ -169,14 +169,19 @@ def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: t
     container come before those of shell elsewhere). Compose services are not looked at, the
     file as a ``--config`` file and ConfigMap configs only so that the caller sees them in
     ``scan.configs`` (it checks such a file from scratch); no syntax problems are reported (nor
-    is a tree with errors given)."""
+    is a tree with errors given). ``configs``: the sglang configs the file's other ConfigMaps hold,
+    by their name in ``data`` (what a launch's ``--config`` may name)."""
     ex = _Extractor(doc, base_dir, cat, tree)
     doc.derived["yaml_extractor"] = ex
     data = ex.data
+    ex._window = (ex._top_start(start), end)  # (the `kind:` keys of the documents around the part only)
+    ex.embedded_configs.update(configs or {})
     if b"ConfigMap" in data[start:end]:
         ex._configmaps(tree.root_node)
-    ex._config_document(tree.root_node)
-    keys = [m for m in _line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, data) if start <= m.start() < end]
+    first = next((n for n in ex._tops or () if n.type == "document"), None)
+    if first is not None and first.end_byte > start:  # (only the first document can make the file a config)
+        ex._config_document(tree.root_node)
+    keys = _line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, data, start, end)
     for node in ex._query_at(keys, ("block_mapping_pair",), "containers", "container"):
         ex._container(node)
     containers = len(ex.scan.invocations)
@@ -185,6 +190,13 @@ def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: t
         ex._embedded(node)
     ex._finish()
     return ex.scan, containers
+
+
+def service_names(doc: Document, tree: ts.Tree, start: int, end: int) -> set[str]:
+    """The names of the Services defined in the documents in ``[start, end)`` of a file without
+    templates (``tree``: its tree), as a container's ``$(X_PORT)`` reads them: the language
+    server's re-check of an edited Service (whose name a launch elsewhere may read)."""
+    return _Extractor(doc, None, load_catalog(), tree)._services_in(start, end)
 
 
 def yaml_reader(doc: Document) -> _Extractor:
@@ -209,21 +221,30 @@ def _looks_like_config(data: bytes, cat: Catalog) -> bool:
     return _is_config_keys(keys, cat)
 
 
-def _line_matches(pattern: re.Pattern, anchors: tuple[bytes, ...], data: bytes) -> list[re.Match]:
+def _line_matches(pattern: re.Pattern, anchors: tuple[bytes, ...], data: bytes, start: int = 0,
+                  end: int | None = None) -> list[re.Match]:
     """``pattern.finditer(data)`` for a pattern that matches within one line from its start
     (``^`` in ``re.M``) and always contains one of ``anchors``. ``re`` tries such a pattern at
     every line start, which on a long manifest costs a fifth of parsing it; here only the lines
-    holding an anchor are tried."""
+    holding an anchor are tried. ``start``/``end``: only the matches on lines that start in
+    ``[start, end)`` (the language server's re-check of one document looks at that document
+    only)."""
     starts: set[int] = set()
     find, rfind = data.find, data.rfind
+    stop = len(data)
+    if end is not None and end < stop:
+        stop = find(b"\n", max(end - 1, start))  # (the end of the last line that starts before `end`)
+        stop = len(data) if stop == -1 else stop
     for anchor in anchors:
-        pos = find(anchor)
+        pos = find(anchor, start, stop)
         while pos != -1:
-            starts.add(rfind(b"\n", 0, pos) + 1)
+            line_start = rfind(b"\n", 0, pos) + 1
+            if line_start >= start and (end is None or line_start < end):
+                starts.add(line_start)
             line_end = find(b"\n", pos)
             if line_end == -1:
                 break
-            pos = find(anchor, line_end)
+            pos = find(anchor, line_end, stop)
     match = pattern.match
     return [m for m in map(match, itertools.repeat(data), sorted(starts)) if m is not None]
 
@@ -281,6 +302,9 @@ class _Extractor:
         self._hole_mask: bytearray | None = None  # 1 for every byte of an unknown range
         self._kinds: dict | None = None  # `kind:` key position → (start, end, kind) of its object
         self._kind_matches: list[re.Match] | None = None
+        # bytes whose `kind:` keys are all _kind_of looks at: whole documents around an edited
+        # part (see extract_yaml_part); None: the whole file
+        self._window: tuple[int, int] | None = None
         self._tops: list[ts.Node] | None = None  # the top-level nodes (documents) and their starts
         self._top_starts: list[int] = []
         self._doc_starts: list[int] = []
@@ -342,6 +366,14 @@ class _Extractor:
             for n in cursor.captures(node).get(capture, []):
                 found[n.id] = n
         return _in_order(list(found.values()))  # (captures() does not promise document order)
+
+    def _top_start(self, at: int) -> int:
+        """Where the top-level node (document) holding byte ``at`` starts (``at`` when none does)."""
+        if self._tops is None:
+            self._tops = self.tree.root_node.children
+            self._top_starts = [n.start_byte for n in self._tops]
+        k = bisect.bisect_right(self._top_starts, at) - 1
+        return min(at, self._top_starts[k]) if k >= 0 else at
 
     def _node_at(self, a: int, b: int) -> ts.Node:
         """``root.descendant_for_byte_range(a, b)`` (the smallest node around the bytes), searched
@@ -729,10 +761,16 @@ class _Extractor:
     def _kind_of(self, node: ts.Node) -> str | None:
         """``kind`` of the innermost object around ``node`` that has one (the workload, or the
         item of a ``kind: List``)."""
+        window = self._window
+        if window is not None and not (window[0] <= node.start_byte and node.end_byte <= window[1]):
+            self._window = window = None  # a node elsewhere (a reader of the file): every `kind:` key
+            self._kinds = self._kind_matches = None
         if self._kinds is None:
             self._kinds = {m.start(1): m for m in self._kind_keys()}  # (in byte order)
             self._kind_starts = list(self._kinds)
-            self._doc_starts = [0] + [m.start() for m in _line_matches(_DOC_SEPARATOR, _DOC_SEPARATOR_TEXT, self.data)]
+            lo, hi = window if window is not None else (0, None)
+            self._doc_starts = [lo] + [m.start() for m in
+                                       _line_matches(_DOC_SEPARATOR, _DOC_SEPARATOR_TEXT, self.data, lo, hi)]
         doc_start = self._doc_starts[bisect.bisect_right(self._doc_starts, node.start_byte) - 1]
         inside = []
         starts = self._kind_starts
@@ -748,9 +786,11 @@ class _Extractor:
         return min(inside, key=lambda k: k[1] - k[0])[2] if inside else None
 
     def _kind_keys(self) -> list[re.Match]:
-        """Every ``kind:`` key of the file (a byte match each)."""
+        """Every ``kind:`` key of the file, or of its window (a byte match each). (The objects of
+        the keys outside the window cannot hold a node inside it: the window is whole documents.)"""
         if self._kind_matches is None:
-            self._kind_matches = _line_matches(_KIND_KEY, _KIND_TEXT, self.data)
+            lo, hi = self._window if self._window is not None else (0, None)
+            self._kind_matches = _line_matches(_KIND_KEY, _KIND_TEXT, self.data, lo, hi)
         return self._kind_matches
 
     def _k8s_env(self, env_node: ts.Node | None, open_: bool, kind: str | None
@@ -858,20 +898,26 @@ class _Extractor:
     def _service_names(self) -> set[str]:
         """Services defined in this file, spelled as the prefix of their link variables."""
         if self._services is None:
-            self._services = set()
-            if b"Service" in self.data:
-                for top in self._documents():
-                    f = self._fields(top)
-                    if self._scalar_text(f.get("kind")) == "Service":
-                        name = self._scalar_text(self._fields(self._resolve(f.get("metadata"))).get("name"))
-                        if name:
-                            self._services.add(name.upper().replace("-", "_").replace(".", "_"))
+            self._services = self._services_in(0, len(self.data)) if b"Service" in self.data else set()
         return self._services
 
-    def _documents(self) -> list[ts.Node]:
-        """The top-level mapping of every document."""
+    def _services_in(self, start: int, end: int) -> set[str]:
+        """:meth:`_service_names` of the documents that lie in ``[start, end)``."""
+        out = set()
+        for top in self._documents(start, end):
+            f = self._fields(top)
+            if self._scalar_text(f.get("kind")) == "Service":
+                name = self._scalar_text(self._fields(self._resolve(f.get("metadata"))).get("name"))
+                if name:
+                    out.add(name.upper().replace("-", "_").replace(".", "_"))
+        return out
+
+    def _documents(self, start: int = 0, end: int | None = None) -> list[ts.Node]:
+        """The top-level mapping of every document (that lies in ``[start, end)``)."""
         out = []
         for document in self.tree.root_node.named_children:
+            if document.start_byte < start or (end is not None and document.end_byte > end):
+                continue
             if document.type == "document":
                 body = next((c for c in document.named_children if c.type in ("block_node", "flow_node")), None)
                 top = self._resolve(body)
