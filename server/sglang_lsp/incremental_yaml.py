@@ -55,14 +55,15 @@ import os
 from typing import Any
 
 from . import file_context, logger, queries
-from .argv import FlagUse, ParsedArgs
+from .argv import ParsedArgs
 from .config_file import ConfigFile
 from .deployment_checks import deployment_findings
 from .document import Document
 from .engine import (Options, Result, _catalog_named, _check_config, _check_invocation, _without_echoes,
                      check_document)
-from .findings import Edit, Finding, Fix, Span
-from .incremental import Recheck, _common_ends, _touching
+from .findings import Finding, Span
+from . import incremental
+from .incremental import Recheck, _common_ends, _Straddles, _touching
 from .invocation import CharRun, Invocation, Word
 from .precedence import Value
 from .yaml_extract import extract_yaml_part, service_names
@@ -75,7 +76,6 @@ _WHOLE_FILE = (b"sglang-lsp:", b"{{", b"<<<<<<<", b"=======", b">>>>>>>", b"||||
 _LONGEST_MARKER = max(map(len, (*_WHOLE_FILE, b"services:")))
 _BEFORE, _INSIDE, _AFTER = 0, 1, 2
 _END = operator.itemgetter(1)
-_USE_SLOTS = FlagUse.__slots__
 _new_span = tuple.__new__  # Span(a, b) without the named tuple's __new__ in Python
 
 
@@ -487,23 +487,19 @@ def _within(span: Span, outer: Span) -> bool:
 # Moving what a previous check found by the length change of the edit
 
 
-class _Straddles(Exception):
-    """A range of something reused reaches into the changed stretch: check from scratch."""
-
-
-class _Shifter:
+class _Shifter(incremental._Shifter):
     """Ranges of the previous text wholly before the changed stretch ``[start, stop)`` stay,
     those wholly after it move by ``delta`` bytes (and their lines by ``lines``); a range
     reaching into it raises :class:`_Straddles`. Objects with nothing to move are returned as
-    they are."""
+    they are. (Stricter than the shell's: a range that touches the stretch at its start, or
+    starts at its end, is not reused either.)"""
 
     def __init__(self, start: int, stop: int, delta: int, lines: int, old_doc: Document, path: str | None):
-        self.start, self.stop, self.delta, self.lines = start, stop, delta, lines
+        super().__init__(start, stop, delta)
+        self.lines = lines
         self.path = path  # the file's: an inferred value's origin in it has a line that may move
         # (0-based) lines of start and stop in the previous text, when lines move
         self.first_line, self.last_line = (old_doc.line_of(start), old_doc.line_of(stop)) if lines else (0, 0)
-        self.words: dict[int, Word] = {}  # a parse's words are its launch's: moved once, still shared
-        self.moved_findings: dict[int, Finding] = {}
 
     def where(self, span: Span) -> int:
         """Whether ``span`` lies before, inside or after the changed stretch (a range in
@@ -542,59 +538,13 @@ class _Shifter:
         offset = self.offset
         return [(offset(a), offset(b)) for a, b in spans]
 
-    def word(self, w: Word) -> Word:
-        moved = self.words.get(id(w))
-        if moved is None:
-            moved = object.__new__(Word)
-            moved.__dict__.update(w.__dict__)
-            moved.span = self.span(w.span)
-            moved.char_spans = self.char_spans(w.char_spans)
-            self.words[id(w)] = moved
-        return moved
-
-    def invocation(self, inv: Invocation) -> Invocation:
-        moved = object.__new__(type(inv))  # (copy.copy, without its reduce protocol: a plain class)
-        moved.__dict__.update(inv.__dict__)  # (with any attribute set on it later, e.g. its release)
-        moved.program = [self.word(w) for w in inv.program]
-        moved.args = [self.word(w) for w in inv.args]
-        moved.span = self.span(inv.span)
-        moved.unassigned = [(n, self.span(s)) for n, s in inv.unassigned]
-        return moved
-
     def finding(self, f: Finding) -> Finding:
         if not self.delta:  # nothing moves: only make sure that nothing points into the change
             if self.where(f.span) == _INSIDE or any(self.where(r) == _INSIDE for r, _ in f.related) \
                     or any(self.where(e.span) == _INSIDE for x in f.fixes for e in x.edits):
                 raise _Straddles()
             return f
-        done = self.moved_findings.get(id(f))
-        if done is None:
-            span = self.span(f.span)
-            fixes = [x if all(self.span(e.span) is e.span for e in x.edits) else
-                     Fix(x.title, x.applicability, tuple(Edit(self.span(e.span), e.new_text) for e in x.edits))
-                     for x in f.fixes]
-            related = [(self.span(r), m) for r, m in f.related]
-            if span is f.span and all(a is b for a, b in zip(fixes, f.fixes)) \
-                    and all(a[0] is b[0] for a, b in zip(related, f.related)):
-                done = f  # nothing moved: the same finding
-            else:
-                done = f.replace(span=span, fixes=fixes, related=related)
-            self.moved_findings[id(f)] = done
-        return done
-
-    def use(self, u: FlagUse) -> FlagUse:
-        moved = object.__new__(FlagUse)  # (copy.copy of a class with __slots__ is ten times slower)
-        for name in _USE_SLOTS:
-            setattr(moved, name, getattr(u, name))
-        moved.word = self.word(u.word)
-        moved.flag_span = self.span(u.flag_span)
-        moved.values = [self.word(w) for w in u.values]
-        moved.value_spans = [self.span(s) for s in u.value_spans]
-        return moved
-
-    def parsed(self, p: ParsedArgs) -> ParsedArgs:
-        return p.replace(uses=[self.use(u) for u in p.uses],
-                         findings=[self.finding(f) for f in p.findings])
+        return super().finding(f)
 
     def value(self, v: Value) -> Value:
         """An inferred context value of a launch after the change (its origin in the file is
