@@ -117,6 +117,8 @@ def _launch(inv) -> tuple:
 
 
 def _same(incremental, fresh) -> None:
+    """The re-check ``incremental`` holds what the check from scratch ``fresh`` holds: findings,
+    launches, parses, each launch's own findings and the context hover shows."""
     assert _findings(incremental) == _findings(fresh)
     assert [_launch(i) for i in incremental.invocations] == [_launch(i) for i in fresh.invocations]
     assert [[(u.spelling, u.word.span, u.flag_span, u.value_spans, u.converted) for u in p.uses]
@@ -125,11 +127,18 @@ def _same(incremental, fresh) -> None:
     for inv_a, inv_b in zip(incremental.invocations, fresh.invocations):
         a, b = launch_parse(incremental, inv_a), launch_parse(fresh, inv_b)
         assert (a is None) == (b is None)
+        if a is not None:
+            assert [(f.code, f.span, f.message) for f in incremental.launch_findings[id(inv_a)]] == \
+                [(f.code, f.span, f.message) for f in fresh.launch_findings[id(inv_b)]]
+    at = [inv.span.start for inv in fresh.invocations if inv.span.path is None]
+    for key in ("gpu", "gpu-class", "sglang-version"):  # what hover shows: the value and where it was read
+        assert [incremental.context.resolve(key, a) for a in at] == [fresh.context.resolve(key, a) for a in at]
+    assert incremental.errors == fresh.errors == []
 
 
 def _findings(result) -> list[tuple]:
-    return [(f.code, f.severity, f.span, f.message, f.related, [(x.title, x.edits) for x in f.fixes], f.tags)
-            for f in result.findings]
+    return [(f.code, f.severity, f.span, f.message, f.related, [(x.title, x.edits) for x in f.fixes], f.tags, f.flag,
+             f.kb_id) for f in result.findings]
 
 
 def _texts():
@@ -228,7 +237,8 @@ def _random_edit(rng: random.Random, doc: Document, result) -> tuple[int, int, s
 
 
 def _boundary(data: bytes, i: int) -> bool:
-    return i <= 0 or i >= len(data) or (data[i] & 0xC0) != 0x80
+    """A place an editor can name: not inside a character, nor inside a CRLF line break."""
+    return i <= 0 or i >= len(data) or ((data[i] & 0xC0) != 0x80 and data[i - 1:i + 1] != b"\r\n")
 
 
 def test_an_edit_of_one_launch_reuses_the_others():

@@ -19,6 +19,7 @@ from sglang_lsp.incremental_yaml import YamlState
 pytest.importorskip("pygls")
 
 from sglang_lsp.lsp.documents import TextChange, apply_changes, open_snapshot, with_tree  # noqa: E402
+from test_lsp_incremental import _boundary, _same  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 # random edit sequences per manifest (more: SGLANG_LSP_INCREMENTAL_SEEDS=100, as done while writing it)
@@ -193,36 +194,6 @@ def _texts():
                                     '"--nnodes", "4"').replace("set -e", "set -e  # 😀")
 
 
-def _launch(inv) -> tuple:
-    words = inv.program + inv.args
-    return (inv.kind, [w.text for w in words], inv.span, [w.span for w in words],
-            [list(w.char_spans or ()) for w in words], [(w.quote, w.origin, w.known_prefix) for w in words],
-            inv.unassigned, inv.env, inv.open, inv.nested)
-
-
-def _findings(result) -> list[tuple]:
-    return [(f.code, f.severity, f.span, f.message, f.related, [(x.title, x.edits) for x in f.fixes], f.tags, f.flag,
-             f.kb_id) for f in result.findings]
-
-
-def _same(incremental, fresh) -> None:
-    assert _findings(incremental) == _findings(fresh)
-    assert [_launch(i) for i in incremental.invocations] == [_launch(i) for i in fresh.invocations]
-    assert [[(u.spelling, u.word.span, u.flag_span, u.value_spans, u.converted) for u in p.uses]
-            for p in incremental.parsed] == \
-        [[(u.spelling, u.word.span, u.flag_span, u.value_spans, u.converted) for u in p.uses] for p in fresh.parsed]
-    for inv_a, inv_b in zip(incremental.invocations, fresh.invocations):
-        a, b = launch_parse(incremental, inv_a), launch_parse(fresh, inv_b)
-        assert (a is None) == (b is None)
-        if a is not None:
-            assert [(f.code, f.span, f.message) for f in incremental.launch_findings[id(inv_a)]] == \
-                [(f.code, f.span, f.message) for f in fresh.launch_findings[id(inv_b)]]
-    at = [inv.span.start for inv in fresh.invocations if inv.span.path is None]
-    for key in ("gpu", "gpu-class", "sglang-version"):  # what hover shows: the value and where it was read
-        assert [incremental.context.resolve(key, a) for a in at] == [fresh.context.resolve(key, a) for a in at]
-    assert incremental.errors == fresh.errors == []
-
-
 def _edit(snap, a: int, b: int, new: str, version: int):
     doc = snap.doc
     sl, sc = doc.byte_to_lsp(a, "utf-16")
@@ -243,26 +214,46 @@ def test_incremental_yaml_rechecks_equal_a_check_from_scratch(seed):
     text = texts[seed % len(texts)]
     options = Options()
     snap = open_snapshot("file:///tmp/inc/manifest.yaml", 1, text, "yaml")
-    done = recheck(snap.doc, options, None, None)
+    taken = _random_walk(snap, options, recheck(snap.doc, options, None, None), rng, 70, 0.6, _random_edit)
+    assert taken > 10  # the reuse is exercised, not only the fallback (also with a ConfigMap config)
+
+
+def _random_walk(snap, options: Options, done, rng: random.Random, versions: int, undo_chance: float, pick) -> int:
+    """Edits ``snap`` (checked as ``done``) into versions 2 to ``versions - 1``, one after the
+    other: ``pick(rng, doc, result)`` names the bytes to replace and the new text (moved to the
+    nearest places an editor can name), or the previous edit is undone (with ``undo_chance``, and
+    always after a text that was checked from scratch). Each version is re-checked from the
+    previous one and must equal a check from scratch; returns how many re-checks were
+    incremental. As in the server, a check that leaves no tree (one from scratch of a text it
+    does not re-check incrementally) is not built on: the next version is re-checked from the
+    latest result with a tree, the tree edited since then."""
     snap = with_tree(snap, done.result.tree, "yaml")
+    reuse = done if done.result.tree is not None else None
     taken = 0
     undo, undo_text = None, ""
-    for version in range(2, 70):
+    for version in range(2, versions):
         doc = snap.doc
-        if undo is not None and (rng.random() < 0.6 or done.state is None):  # (the text is one we check from scratch)
+        if undo is not None and (rng.random() < undo_chance or done.state is None):
             (a, b), new = undo, undo_text
             undo = None
         else:
-            a, b, new = _random_edit(rng, doc, done.result)
+            a, b, new = pick(rng, doc, done.result)
+            while not _boundary(doc.data, a):
+                a -= 1
+            while not _boundary(doc.data, b):
+                b += 1
             undo, undo_text = (a, a + len(new.encode())), doc.data[a:b].decode("utf-8", "surrogateescape")
         snap = _edit(snap, a, b, new, version)
-        previous = done.result if done.result.tree is not None else None
-        done = recheck(snap.doc, options, previous, done.state, old_tree=snap.tree if previous else None)
-        fresh = check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options)
-        _same(done.result, fresh)
+        if reuse is None:
+            done = recheck(snap.doc, options, None, None)
+        else:
+            done = recheck(snap.doc, options, reuse.result, reuse.state, old_tree=snap.tree)
+        _same(done.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
         taken += done.incremental
-        snap = with_tree(snap, done.result.tree, "yaml")
-    assert taken > 10  # the reuse is exercised, not only the fallback (also with a ConfigMap config)
+        if done.result.tree is not None:
+            reuse = done
+            snap = with_tree(snap, done.result.tree, "yaml")
+    return taken
 
 
 def _random_edit(rng: random.Random, doc: Document, result) -> tuple[int, int, str]:
@@ -272,33 +263,34 @@ def _random_edit(rng: random.Random, doc: Document, result) -> tuple[int, int, s
     else:
         a = rng.randint(0, len(doc.data))
     b = min(len(doc.data), a + rng.choice([0, 0, 1, 2, 5, 30]))
-    while not _boundary(doc.data, a):
-        a -= 1
-    while not _boundary(doc.data, b):
-        b += 1
     return a, b, rng.choice(PIECES)
 
 
-def _boundary(data: bytes, i: int) -> bool:
-    """A place an editor can name: not inside a character, nor inside a CRLF line break."""
-    return i <= 0 or i >= len(data) or ((data[i] & 0xC0) != 0x80 and data[i - 1:i + 1] != b"\r\n")
+def _replace(text: str, old: str, new: str):
+    """Checks ``text``, then replaces the first ``old`` in it by ``new`` and re-checks from that
+    check (from scratch when it left no state): the two results, the second equal to a check of
+    the new text from scratch."""
+    options = Options()
+    snap = open_snapshot("file:///tmp/inc/manifest.yaml", 1, text, "yaml")
+    first = recheck(snap.doc, options, None, None)
+    snap = with_tree(snap, first.result.tree, "yaml")
+    at = len(text[:text.index(old)].encode())
+    snap = _edit(snap, at, at + len(old.encode()), new, 2)
+    held = first.state is not None
+    second = recheck(snap.doc, options, first.result if held else None, first.state,
+                     old_tree=snap.tree if held else None)
+    _same(second.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
+    return first, second
 
 
 def test_an_edit_in_one_document_reuses_the_others():
     """Changing a flag's value in one Deployment re-checks that document only: the launches of
     the other documents are the previous ones (moved when the length changes), and the
     findings equal a full check's."""
-    text = WITHOUT_CONFIGMAP
-    options = Options()
-    snap = open_snapshot("file:///tmp/inc/one.yaml", 1, text, "yaml")
-    first = recheck(snap.doc, options, None, None)
+    # the LeaderWorkerSet's workers (its leader: the same document)
+    first, second = _replace(WITHOUT_CONFIGMAP, '"--nnodes", "4"', '"--nnodes", "40"')
     assert isinstance(first.state, YamlState) and first.result.tree is not None
-    snap = with_tree(snap, first.result.tree, "yaml")
-    at = text.index('"--nnodes", "4"') + len('"--nnodes", "')
-    snap = _edit(snap, at, at + 1, "40", 2)  # the LeaderWorkerSet's workers (its leader: the same document)
-    second = recheck(snap.doc, options, first.result, first.state, old_tree=snap.tree)
     assert second.incremental
-    _same(second.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
     old = {inv.span.start: inv for inv in first.result.invocations}
     new = second.result.invocations
     assert [old.get(inv.span.start) is inv for inv in new] == [True, False, False, False, False]
@@ -317,18 +309,8 @@ def test_what_other_documents_read_is_checked_from_scratch(edit, incremental):
     """An edit whose document other documents read (a Service's name, an anchor) is checked from
     scratch; one inside a workload's own fields, or in a Service that keeps its name, is not.
     Either way the result equals a check from scratch. (ConfigMap configs: see below.)"""
-    text = WITHOUT_CONFIGMAP
-    options = Options()
-    snap = open_snapshot("file:///tmp/inc/deps.yaml", 1, text, "yaml")
-    first = recheck(snap.doc, options, None, None)
-    snap = with_tree(snap, first.result.tree, "yaml")
-    old, new = edit
-    at = text.index(old)
-    snap = _edit(snap, at, at + len(old.encode()), new, 2)
-    second = recheck(snap.doc, options, first.result if first.state else None, first.state,
-                     old_tree=snap.tree if first.state else None)
+    first, second = _replace(WITHOUT_CONFIGMAP, *edit)
     assert second.incremental is incremental
-    _same(second.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
 
 
 @pytest.mark.parametrize("old, new", [
@@ -349,16 +331,9 @@ def test_common_edits_are_rechecked_incrementally(old, new):
     text = WITHOUT_CONFIGMAP + PLAIN_CONFIGMAP
     if "ConfigMap" in old:  # an entry of a ConfigMap that holds no sglang config
         old, new = "LOG_LEVEL: info", "LOG_LEVEL: debug\n  EXTRA: x"
-    options = Options()
-    snap = open_snapshot("file:///tmp/inc/common.yaml", 1, text, "yaml")
-    first = recheck(snap.doc, options, None, None)
+    first, second = _replace(text, old, new)
     assert first.state is not None
-    snap = with_tree(snap, first.result.tree, "yaml")
-    at = len(text[:text.index(old)].encode())
-    snap = _edit(snap, at, at + len(old.encode()), new, 2)
-    second = recheck(snap.doc, options, first.result, first.state, old_tree=snap.tree)
     assert second.incremental
-    _same(second.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
 
 
 PLAIN_CONFIGMAP = """---
@@ -387,31 +362,13 @@ def test_edits_in_services_configmaps_and_separators_equal_a_check_from_scratch(
     text = _bench_manifest().replace('"30001"', '"$(SVC_0_PORT)"') + PLAIN_CONFIGMAP
     options = Options()
     snap = open_snapshot("file:///tmp/inc/around.yaml", 1, text, "yaml")
-    done = recheck(snap.doc, options, None, None)
-    snap = with_tree(snap, done.result.tree, "yaml")
-    taken = 0
-    undo, undo_text = None, ""
-    for version in range(2, 40):
-        doc = snap.doc
-        if undo is not None and (rng.random() < 0.6 or done.state is None):
-            (a, b), new = undo, undo_text
-            undo = None
-        else:
-            starts = [m.start() for m in re.finditer(rb"^kind: (?:Service|ConfigMap)", doc.data, re.M)] or [0]
-            a = min(len(doc.data), rng.choice(starts) + rng.randint(0, 160))
-            b = min(len(doc.data), a + rng.choice([0, 0, 1, 3, 12]))
-            while not _boundary(doc.data, a):
-                a -= 1
-            while not _boundary(doc.data, b):
-                b += 1
-            new = rng.choice(OUTSIDE_PIECES)
-            undo, undo_text = (a, a + len(new.encode())), doc.data[a:b].decode("utf-8", "surrogateescape")
-        snap = _edit(snap, a, b, new, version)
-        previous = done.result if done.result.tree is not None else None
-        done = recheck(snap.doc, options, previous, done.state, old_tree=snap.tree if previous else None)
-        _same(done.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
-        taken += done.incremental
-        snap = with_tree(snap, done.result.tree, "yaml")
+
+    def pick(rng, doc, result):
+        starts = [m.start() for m in re.finditer(rb"^kind: (?:Service|ConfigMap)", doc.data, re.M)] or [0]
+        a = min(len(doc.data), rng.choice(starts) + rng.randint(0, 160))
+        return a, min(len(doc.data), a + rng.choice([0, 0, 1, 3, 12])), rng.choice(OUTSIDE_PIECES)
+
+    taken = _random_walk(snap, options, recheck(snap.doc, options, None, None), rng, 40, 0.6, pick)
     # Services and ConfigMaps are re-checked on their own, not from scratch (most of the other
     # versions break the YAML: those are checked from scratch)
     assert taken >= 5
@@ -430,16 +387,9 @@ def test_what_makes_a_file_depend_on_itself_is_seen_where_it_is_typed(old, new):
     services, a merge-conflict marker) is found in the changed lines, also when the edit types
     only part of it: the re-check is then one from scratch, equal to it."""
     text = WITHOUT_CONFIGMAP.replace("      - run: |", "      - name: a\n        note: ======\n      - run: |")
-    options = Options()
-    snap = open_snapshot("file:///tmp/inc/marker.yaml", 1, text, "yaml")
-    first = recheck(snap.doc, options, None, None)
+    first, second = _replace(text, old, new)
     assert first.state is not None
-    snap = with_tree(snap, first.result.tree, "yaml")
-    at = len(text[:text.index(old)].encode())
-    snap = _edit(snap, at, at + len(old.encode()), new, 2)
-    second = recheck(snap.doc, options, first.result, first.state, old_tree=snap.tree)
     assert not second.incremental
-    _same(second.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
 
 
 @pytest.mark.parametrize("old, new, incremental", [
@@ -465,16 +415,9 @@ def test_a_file_with_a_configmap_config_is_rechecked_incrementally(old, new, inc
     if "other.yaml" in new:  # the config last, and a launch before its reader that reads other.yaml
         text = WITHOUT_CONFIGMAP.replace('"--port", "$(LLAMA_PORT)"', '"--config", "/etc/x/other.yaml"') \
             + "---\n" + MANIFEST.split("\n---\n")[0] + "\n"
-    options = Options()
-    snap = open_snapshot("file:///tmp/inc/held.yaml", 1, text, "yaml")
-    first = recheck(snap.doc, options, None, None)
+    first, second = _replace(text, old, new)
     assert isinstance(first.state, YamlState) and len(first.state.configs) == 1
-    snap = with_tree(snap, first.result.tree, "yaml")
-    at = len(text[:text.index(old)].encode())
-    snap = _edit(snap, at, at + len(old.encode()), new, 2)
-    second = recheck(snap.doc, options, first.result, first.state, old_tree=snap.tree)
     assert second.incremental is incremental
-    _same(second.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
 
 
 HELD = """---
@@ -522,29 +465,12 @@ def test_edits_of_a_configmap_config_equal_a_check_from_scratch(seed):
     snap = open_snapshot("file:///tmp/inc/held.yaml", 1, text, "yaml")
     done = recheck(snap.doc, options, None, None)
     assert len(done.state.configs) == 1
-    snap = with_tree(snap, done.result.tree, "yaml")
-    taken = 0
-    undo, undo_text = None, ""
-    for version in range(2, 30):
-        doc = snap.doc
-        if undo is not None and (rng.random() < 0.5 or done.state is None):
-            (a, b), new = undo, undo_text
-            undo = None
-        else:
-            lo = doc.data.find(b"    tp-size")
-            hi = doc.data.find(b"---", lo)
-            a = rng.randint(lo, hi - 1) if lo >= 0 <= hi else rng.randint(0, len(doc.data))
-            b = min(len(doc.data), a + rng.choice([0, 0, 1, 4]))
-            while not _boundary(doc.data, a):
-                a -= 1
-            while not _boundary(doc.data, b):
-                b += 1
-            new = rng.choice(CONFIG_PIECES)
-            undo, undo_text = (a, a + len(new.encode())), doc.data[a:b].decode("utf-8", "surrogateescape")
-        snap = _edit(snap, a, b, new, version)
-        previous = done.result if done.result.tree is not None else None
-        done = recheck(snap.doc, options, previous, done.state, old_tree=snap.tree if previous else None)
-        _same(done.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
-        taken += done.incremental
-        snap = with_tree(snap, done.result.tree, "yaml")
+
+    def pick(rng, doc, result):
+        lo = doc.data.find(b"    tp-size")
+        hi = doc.data.find(b"---", lo)
+        a = rng.randint(lo, hi - 1) if lo >= 0 <= hi else rng.randint(0, len(doc.data))
+        return a, min(len(doc.data), a + rng.choice([0, 0, 1, 4])), rng.choice(CONFIG_PIECES)
+
+    taken = _random_walk(snap, options, done, rng, 30, 0.5, pick)
     assert taken >= 8
