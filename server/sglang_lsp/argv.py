@@ -1024,7 +1024,8 @@ def _value_for_switch(opt: Option, c: _Classified, value: Word, span: Span, expl
         err = r"unrecognized arguments: .*" + _esc(text)
     fixes = []
     falsy = text.lower() in ("false", "0", "no", "off")
-    if c.word.origin == "shell" and value.origin == "shell":
+    if c.word.origin == "shell" and value.origin == "shell" and not (explicit and c.word.text is None):
+        # (`--switch=$X`, $X unknown: where the `=` is in the source is not known, so no edit)
         if falsy:
             whole = Span(c.word.span.start, span.end, c.word.span.path)
             neg = next((s for s in opt.option_strings if s.startswith("--no-")), None)
