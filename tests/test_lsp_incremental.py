@@ -105,7 +105,8 @@ wait
 PIECES = [" --tp 4", "😀", "日本 ", "\n", " \\\n  --dtype half", "--port=1 ", "# c\n", '"', "$X ", "$MODEL", "${ARGS[@]}",
           "MODEL=other/model\n", "PORT=1\n", "export CUDA_VISIBLE_DEVICES=0\n", "for m in a b; do\n", "done\n",
           "read base\n", " # sglang-lsp: ignore[SGL007]", "# sglang-lsp: gpu=H100\n", "8", "0", "", "x",
-          " --quantization awq", "sh -c 'python -m sglang.launch_server --tp 2'\n", "--enable-metrics=true ",
+          " --quantization awq", "sh -c 'python -m sglang.launch_server --tp 2'\n",
+          "bash -c \"python -m sglang.launch_server --tp $N --model-path \\\"$(pwd)\\\" --dp 2x\"\n", "--enable-metrics=true ",
           "$(hostname)", "'", "\\", " &", "; ", "${base:-/m}", "--model-path ", "--prot 1 "]
 
 

@@ -226,6 +226,39 @@ def test_nested_sh_c_positions_map_back_into_the_file():
     assert src(doc, inv.args[3]) == '\\"8\\"'
 
 
+def test_sh_c_script_with_unknown_expansions_is_still_read():
+    """The outer shell expands `$M`, `${X}` and `$(cmd)` inside a double-quoted `bash -c` script
+    before the inner shell reads it: an expansion the file does not assign is unknown text in the
+    script, and the rest of the script is read and mapped back into the file as usual."""
+    text = ('# é 😀\nbash -c "cd $(dirname $0) && exec python3 -m sglang.launch_server --model-path \\"$M\\" '
+            '--tp $TP --served-model-name \'$NAME\' --port ${PORT} --dp-size 2x"\n')
+    doc, inv = args_of(text)
+    assert inv.nested and inv.kind == "server"
+    texts = [w.text for w in inv.args]
+    assert texts == ["--model-path", None, "--tp", None, "--served-model-name", None, "--port", None, "--dp-size", "2x"]
+    # an unknown word points at what the outer shell expands
+    assert [src(doc, inv.args[k]) for k in (1, 3, 5, 7)] == ['\\"$M\\"', "$TP", "'$NAME'", "${PORT}"]
+    assert src(doc, inv.args[8]) == "--dp-size" and src(doc, inv.args[9]) == "2x"
+    assert inv.open  # the unquoted `$TP` may be several words in the inner shell
+    # none of the stand-ins for the unknown parts is ever seen as text
+    assert "unknown" not in repr([(w.text, w.known_prefix) for w in inv.program + inv.args])
+
+
+def test_sh_c_script_with_known_and_unknown_expansions():
+    text = 'TP=4\nsh -c "python3 -m sglang.launch_server --model-path $MODEL --tp-size $TP --enable-metrics=$X"\n'
+    doc, inv = args_of(text)
+    assert [w.text for w in inv.args] == ["--model-path", None, "--tp-size", "4", None]
+    assert inv.args[4].known_prefix == "--enable-metrics="
+    # a known value's characters come from its assignment, as in a script without unknown parts
+    assert src(doc, inv.args[3]) == "4" and doc.byte_to_linecol(inv.args[3].span.start) == (1, 4)
+    assert src(doc, inv.args[4]) == "--enable-metrics=$X"
+
+
+def test_sh_c_script_that_is_unknown_as_a_whole_is_not_read():
+    for text in ('bash -c "$SCRIPT"\n', "bash -c $(cat run.sh)\n", 'bash -c "$@"\n'):
+        assert invocations(text)[1] == []
+
+
 def test_non_ascii_before_flag():
     text = "# 模型 🚀\nMODEL='/models/é'\npython3 -m sglang.launch_server --model-path \"$MODEL\" --bogus-é\n"
     doc, inv = args_of(text)

@@ -509,7 +509,11 @@ def word_value(scope: Scope, node: ts.Node, depth: int = 0) -> _Val:
     return val
 
 
-def _word_into(scope: Scope, node: ts.Node, val: _Val, depth: int, quoted: bool) -> None:
+def _word_into(scope: Scope, node: ts.Node, val: _Val, depth: int, quoted: bool,
+               holes: list[str] | None = None) -> None:
+    """Add the text ``node`` denotes to ``val``. With ``holes`` (an ``sh -c`` script, see
+    :func:`_script_with_holes`), an expansion or substitution whose value is unknown is written
+    as a variable of its own, named in ``holes``, instead of ending what is known."""
     t = node.type
     if t in ("word", "number", "string_content", "special_variable_name", "variable_name", "extglob_pattern"):
         _add_literal(scope, val, node.start_byte, node.end_byte, "dq" if quoted else "bare")
@@ -525,7 +529,7 @@ def _word_into(scope: Scope, node: ts.Node, val: _Val, depth: int, quoted: bool)
                 continue
             if c.start_byte > pos:
                 _add_literal(scope, val, pos, c.start_byte, "dq")
-            _word_into(scope, c, val, depth, quoted=True)
+            _word_into(scope, c, val, depth, True, holes)
             pos = c.end_byte
         if inner.end_byte - 1 > pos:
             _add_literal(scope, val, pos, inner.end_byte - 1, "dq")
@@ -534,7 +538,7 @@ def _word_into(scope: Scope, node: ts.Node, val: _Val, depth: int, quoted: bool)
         for c in node.children:
             if c.start_byte > pos:
                 _add_literal(scope, val, pos, c.start_byte, "dq" if quoted else "bare")
-            _word_into(scope, c, val, depth, quoted)
+            _word_into(scope, c, val, depth, quoted, holes)
             pos = c.end_byte
     elif t in ("simple_expansion", "expansion"):
         result = _expand_var(scope, node, depth)
@@ -545,12 +549,66 @@ def _word_into(scope: Scope, node: ts.Node, val: _Val, depth: int, quoted: bool)
                     sp = scope.source.span(node.start_byte, node.end_byte)
                     joined.add(" ", [(sp.start, sp.end)])
                 joined.extend(el)
-            val.extend(joined)
+            result = joined
+        if holes is not None and result.unknown:
+            _add_hole(scope, node, val, holes)
         else:
             val.extend(result)
+    elif holes is not None:
+        _add_hole(scope, node, val, holes)
     else:
         # command/process substitution, arithmetic, brace expressions we do not evaluate …
         val.hole()
+
+
+HOLE_PREFIX = "__sglang_lsp_unknown_"  # the variables that stand for unknown text in an `sh -c` script
+
+
+def _add_hole(scope: Scope, node: ts.Node, val: _Val, holes: list[str]) -> None:
+    """Write the unknown value of ``node`` as ``${<a new name>}``, every character of it from
+    ``node``."""
+    name = f"{HOLE_PREFIX}{len(holes)}"
+    holes.append(name)
+    text = "${" + name + "}"
+    span = scope.source.span(node.start_byte, node.end_byte)
+    val.add(text, [(span.start, span.end)] * len(text))
+
+
+def _script_with_holes(scope: Scope, cmd: ts.Node, script: Word) -> tuple[Word, list[str]] | None:
+    """The script of ``sh -c "…"`` when parts of it are unknown (``"… --model-path $MODEL …"``
+    with ``$MODEL`` not assigned in the file): the outer shell expands them before the inner one
+    parses the script, so each is unknown text in the script, written as a variable the inner
+    script does not know (its name in the list). ``None`` when the script is not one argument
+    written in the command, or a hole is in no expansion (see :func:`_word_into`)."""
+    source = scope.source
+    for node in cmd.children_by_field_name("argument"):
+        if source.span(node.start_byte, node.end_byte) == script.span:
+            break
+    else:
+        return None
+    if node.type not in ("string", "concatenation"):
+        return None
+    holes: list[str] = []
+    val = _Val()
+    _word_into(scope, node, val, 0, False, holes)
+    if val.unknown or not holes:
+        return None
+    return Word(val.text, script.span, val.spans, script.quote), holes
+
+
+def _forget_holes(invocations: list[Invocation]) -> None:
+    """A word of a nested launch that still holds a hole's name as text (the hole sat in a
+    literal of the inner script, e.g. between single quotes) is unknown from there on."""
+    for inv in invocations:
+        for words in (inv.program, inv.args):
+            for k, w in enumerate(words):
+                text = w.text
+                if text is not None and HOLE_PREFIX in text:
+                    at = text.find("${" + HOLE_PREFIX)
+                    words[k] = Word(None, w.span, None, w.quote, text[:max(at, 0)], w.origin, w.config_key, w.whole)
+        for name, value in inv.env.items():
+            if value is not None and HOLE_PREFIX in value:
+                inv.env[name] = None
 
 
 def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[_Val | None]:
@@ -919,14 +977,23 @@ def extract(source: Source, base_dir: str | None = None, depth: int = 0,
                 env[k] = v
         if match.kind == "shell":
             script = words[match.end]
-            if script.text is None or depth >= MAX_NESTING:
+            if depth >= MAX_NESTING:
                 continue
+            holes: list[str] = []
+            if script.text is None:
+                partly = _script_with_holes(scope, cmd, script)
+                if partly is None:
+                    continue
+                script, holes = partly
             inner_env: dict[str, Word | None] = {k: None for k in env}
+            inner_env.update(dict.fromkeys(holes))
             for name_, assigns in scope.assignments.items():
                 if any(a.exported for a in assigns):
                     v = scope.scalar(name_, cmd, 0)
                     inner_env[name_] = None if v is None or v.unknown else Word(v.text, Span(0, 0), v.spans)
             nested = extract(Source.from_word(script), base_dir, depth + 1, inner_env)
+            if holes:
+                _forget_holes(nested.invocations)
             for inv in nested.invocations:
                 inv.env = {**env, **inv.env}
                 inv.nested = True
