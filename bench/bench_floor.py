@@ -23,6 +23,14 @@ parse is therefore a lower bound for the ratio of a complete checker written in 
 interpreter; when the lower bound is already near or above a goal, the goal needs a checker that
 does its per-word work outside the interpreter.
 
+A second shell checker, ``required``, adds to the minimal one only what issue 2 names outright
+for every launch, each in its cheapest form: the ``bash -c``/``sh -c`` string parsed again as
+shell (the one place a check must parse more than the bare parse does), the exact byte range of
+every word kept, quotes taken off, ``$VAR``/``${VAR}``/``${VAR:-default}`` looked up in the
+file's top-level literal assignments, each value converted to the flag's type and checked
+against its choices, and the file's lines scanned (one regex each) for the two shell bugs that
+drop flags. Still no arrays, no rules, no findings, no output.
+
 Usage (from the repository root)::
 
     python bench/bench_floor.py
@@ -109,6 +117,89 @@ def shell_minimal(datas: list[Path], parser: ts.Parser, spellings: dict[bytes, s
     return flags
 
 
+_COMMENT_IN_CONTINUATION = re.compile(rb"\\\n[ \t]*#")  # a comment line after a `\`-continued one
+_SPACE_AFTER_BACKSLASH = re.compile(rb"\\[ \t]+\n")
+_VARIABLE = re.compile(rb"\$(?:\{(\w+)(?::-([^}]*))?\}|(\w+))")
+_CONVERT = {"int": int, "float": float}
+
+
+def _options(spellings: dict[bytes, str]) -> dict[str, tuple]:
+    """dest → (converter or None, choices as bytes or None), from the bundled catalog."""
+    out = {}
+    for o in load_catalog().options:
+        choices = frozenset(str(c).encode() for c in o.choices) if o.choices else None
+        out[o.dest] = (_CONVERT.get(o.type or ""), choices)
+    return out
+
+
+def _launch_words(node, data: bytes, bash: ts.Parser, out: list) -> None:
+    """The launch commands below ``node`` as lists of (text, start byte, end byte), a ``bash -c``
+    string parsed again as shell (its ranges offset into the file)."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind in _CONTAINERS:
+            stack.extend(node.children)
+            continue
+        if kind != "command":
+            continue
+        children = node.children
+        texts = [data[w.start_byte:w.end_byte] for w in children]
+        if b"-c" in texts:
+            k = texts.index(b"-c") + 1
+            if k < len(children) and children[k].type in ("string", "raw_string"):
+                inner = children[k]
+                script = data[inner.start_byte + 1:inner.end_byte - 1]
+                if b"sglang" in script:
+                    _launch_words(bash.parse(script).root_node, script, bash, out)  # (ranges: inner's)
+            continue
+        if b"sglang.launch_server" in texts or b"serve" in texts:
+            out.append([(t, w.start_byte, w.end_byte, w.type) for t, w in zip(texts, children)])
+
+
+def shell_required(datas: list[Path], parser: ts.Parser, spellings: dict[bytes, str], options: dict) -> int:
+    flags = 0
+    for path in datas:
+        data = path.read_bytes()
+        broken = (_COMMENT_IN_CONTINUATION.search(data), _SPACE_AFTER_BACKSLASH.search(data))
+        assigned = {m.group(1): m.group(2) for m in re.finditer(rb"(?m)^(\w+)=([^\s$()]*)$", data)}
+        launches: list = []
+        _launch_words(parser.parse(data).root_node, data, parser, launches)
+        for words in launches:
+            values: dict[str, tuple] = {}
+            unquoted = []
+            for text, start, end, kind in words:
+                if kind in ("string", "raw_string"):
+                    text = text[1:-1]
+                if b"$" in text:
+                    text = _VARIABLE.sub(lambda m: assigned.get(m.group(1) or m.group(3), m.group(2) or b""), text)
+                unquoted.append((text, start, end))
+            for i, (word, start, end) in enumerate(unquoted):
+                if not word.startswith(b"--"):
+                    continue
+                name, eq, value = word.partition(b"=")
+                dest = spellings.get(name)
+                if dest is None:
+                    continue
+                if not eq and i + 1 < len(unquoted):
+                    value = unquoted[i + 1][0]
+                convert, choices = options[dest]
+                if convert is not None:
+                    try:
+                        convert(value)
+                    except ValueError:
+                        pass
+                if choices is not None and value not in choices:
+                    pass
+                values[dest] = (value, start, end)
+                flags += 1
+            for dest in _DESTS:
+                values.get(dest)
+        flags += broken[0] is not None
+    return flags
+
+
 def yaml_bare(data: bytes, parser: ts.Parser) -> None:
     parser.parse(data)
 
@@ -170,6 +261,11 @@ def main(argv: list[str] | None = None) -> int:
                                       lambda: shell_minimal(paths, bash, spellings, memo))
         print(f"shell, {args.files} scripts: bare {bare * 1e3:.1f} ms, minimal checker {minimal * 1e3:.1f} ms, "
               f"floor {minimal / bare:.2f}x (bench_check.py (a) goal: 1.5x)")
+        options = _options(spellings)
+        bare, required = _median_ratio(args.runs, lambda: shell_bare(paths, bash),
+                                       lambda: shell_required(paths, bash, spellings, options))
+        print(f"shell, {args.files} scripts: bare {bare * 1e3:.1f} ms, required minimum {required * 1e3:.1f} ms, "
+              f"floor {required / bare:.2f}x")
     data = bench_yaml.generate(args.lines, seed=20251202).encode()  # bench_yaml.py's default
     bare, minimal = _median_ratio(args.runs, lambda: yaml_bare(data, yaml),
                                   lambda: yaml_minimal(data, yaml, bash, spellings))
