@@ -67,9 +67,15 @@ class Source:
         for one-byte characters of the file itself: no tuple per character)."""
         text = self.data[a:b].decode("utf-8", errors="surrogateescape")
         starts, ends = self._starts, self._ends
-        if len(text) == b - a:  # one byte per character: the common, fast case
+        n = b - a
+        if len(text) == n:  # one byte per character: the common, fast case
             if starts is None:
-                return text, CharRun(a, b - a)
+                return text, CharRun(a, n)
+            # (an `sh -c` script: a run of the file's bytes too where it has no escape or variable)
+            first = starts[a] if n else 0
+            if n and ends[b - 1] == first + n and starts[a:b] == list(range(first, first + n)) \
+                    and ends[a:b] == list(range(first + 1, first + n + 1)):
+                return text, CharRun(first, n)
             return text, list(zip(starts[a:b], ends[a:b]))
         spans = []
         pos = a
@@ -781,13 +787,20 @@ def _plain(data: bytes, node: ts.Node) -> tuple[str, int, str | None] | None:
 
 
 def _plain_word(source: Source, arg: ts.Node) -> Word | None:
-    """The word of a plain argument (see :func:`_plain`) of the file itself (not of an ``sh -c``
-    string), without the general evaluation."""
+    """The word of a plain argument (see :func:`_plain`), without the general evaluation. In an
+    ``sh -c`` script, ``None`` also for a word with characters from outside its own range (a
+    variable's value the outer shell put there): the general evaluation marks its origin."""
     plain = _plain(source.data, arg)
     if plain is None:
         return None
     text, a, quote = plain
-    return Word(text, Span(arg.start_byte, arg.end_byte, source.path), CharRun(a, len(text)), quote, "", "shell")
+    if source._starts is None:
+        return Word(text, Span(arg.start_byte, arg.end_byte, source.path), CharRun(a, len(text)), quote, "", "shell")
+    spans = source.literal(a, a + len(text))[1]
+    span = source.span(arg.start_byte, arg.end_byte)
+    if _outside(spans, span):
+        return None
+    return Word(text, span, spans, quote, "", "shell")
 
 
 _CONTINUATION = re.compile(rb"\\\r?\n")
@@ -834,7 +847,7 @@ def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]
             else:
                 _arg_words(scope, arg, open_flag, words)
         else:
-            plain = _plain_word(source, arg) if fast else None
+            plain = _plain_word(source, arg)
             if plain is not None:
                 append(plain)
             else:
