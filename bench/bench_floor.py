@@ -133,8 +133,10 @@ def _options(spellings: dict[bytes, str]) -> dict[str, tuple]:
 
 
 def _launch_words(node, data: bytes, bash: ts.Parser, out: list) -> None:
-    """The launch commands below ``node`` as lists of (text, start byte, end byte), a ``bash -c``
-    string parsed again as shell (its ranges offset into the file)."""
+    """The launch commands below ``node`` as lists of (text, start byte, end byte, node type), a
+    ``bash -c`` string parsed again as shell (its ranges left relative to the string: mapping
+    them into the file would cost more). The walk repeats ``shell_minimal``'s on purpose: a
+    shared generator would add its cost to the minimal floor."""
     stack = [node]
     while stack:
         node = stack.pop()
