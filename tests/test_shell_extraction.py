@@ -259,6 +259,20 @@ def test_sh_c_script_that_is_unknown_as_a_whole_is_not_read():
         assert invocations(text)[1] == []
 
 
+def test_text_between_expansions_in_double_quotes_is_kept():
+    """tree-sitter-bash gives the text between two expansions of a double-quoted string to the
+    second one's node (`"$A ${B}"`: the node of `${B}` starts at the space); it is literal text
+    of the word all the same."""
+    text = ('A=x\nB=y\npython3 -m sglang.launch_server --model-path "$A ${B}" --served-model-name "$A\t$B"'
+            ' --chat-template "$A\\ ${B}-$(date) $((1)) `id`"\n')
+    doc, inv = args_of(text)
+    assert [w.text for w in inv.args[:4]] == ["--model-path", "x y", "--served-model-name", "x\ty"]
+    assert inv.args[5].text is None and inv.args[5].known_prefix == "x\\ y-"
+    # each character still comes from where it is written
+    value = inv.args[1]
+    assert [doc.slice(a, b) for a, b in value.char_spans] == ["x", " ", "y"]
+
+
 def test_non_ascii_before_flag():
     text = "# 模型 🚀\nMODEL='/models/é'\npython3 -m sglang.launch_server --model-path \"$MODEL\" --bogus-é\n"
     doc, inv = args_of(text)
@@ -357,3 +371,37 @@ def test_pass_captures_what_the_query_captures_in_every_shell_fixture():
             sorted(n.byte_range for n in got.assignments),
             sorted(n.byte_range for n in got.for_variables),
         ) == _whole_file_captures(root), script
+
+
+_SCRIPT_PIECES = ["--tp-size", "--dp-size", "--port", "--quantization", "--enable-metrics", "--tp", "--model-path",
+                  "--mem-fraction-static", "--bogus-flag", "4", "2x", "fp8", "fp9", "0.8", "m", "$X", "${Y}",
+                  "${Z}", "$(hostname -i)", "--port=$P", "--tp-size=${TP}", "&&", "cd $D", "echo $W", ";", "$X $Y",
+                  "$X ${Y}", "$(hostname)\t${Z}"]
+
+
+def test_unknown_parts_of_an_sh_c_script_read_as_the_inner_shell_would():
+    """`bash -c "S"` (the outer shell expands `$X` in S) and `bash -c 'S'` (the inner shell
+    does) launch the same command when the file assigns none of the variables: for scripts S
+    built from flags, values, expansions and substitutions (no quotes, no backslashes), the
+    two give the same findings, at the same places. (Not `${Z:-8}`: a default the outer shell
+    puts in is placed on its own text, one the inner shell puts in on the whole expansion.)"""
+    import random
+
+    from sglang_lsp.engine import check_document
+
+    rng = random.Random(2026)
+    checked = findings = 0
+    for _ in range(300):
+        words = [rng.choice(_SCRIPT_PIECES) for _ in range(rng.randint(1, 12))]
+        script = "exec python3 -m sglang.launch_server " + " ".join(words)
+        results = []
+        for quote in ('"', "'"):
+            text = f"#!/bin/bash\nbash -c {quote}{script}{quote}\n"
+            result = check_document(Document(text, "/tmp/run.sh", "shell"))
+            assert result.errors == []
+            results.append(([(f.code, f.span, f.message, [x.edits for x in f.fixes]) for f in result.findings],
+                            [[w.text for w in inv.args] for inv in result.invocations]))
+        assert results[0] == results[1], script
+        checked += bool(results[0][1])
+        findings += len(results[0][0])
+    assert checked > 100 and findings > 100  # launches were read, and findings made, in most scripts

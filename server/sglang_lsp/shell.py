@@ -533,8 +533,9 @@ def _word_into(scope: Scope, node: ts.Node, val: _Val, depth: int, quoted: bool,
         for c in inner.children:
             if c.type == '"':
                 continue
-            if c.start_byte > pos:
-                _add_literal(scope, val, pos, c.start_byte, "dq")
+            start = c.start_byte if c.type == "string_content" else _expansion_start(scope.source.data, c)
+            if start > pos:
+                _add_literal(scope, val, pos, start, "dq")
             _word_into(scope, c, val, depth, True, holes)
             pos = c.end_byte
         if inner.end_byte - 1 > pos:
@@ -567,16 +568,28 @@ def _word_into(scope: Scope, node: ts.Node, val: _Val, depth: int, quoted: bool,
         val.hole()
 
 
+def _expansion_start(data: bytes, node: ts.Node) -> int:
+    """Where the ``$`` (or backquote) of an expansion or substitution inside a double-quoted
+    string is. tree-sitter-bash gives the text between two of them to the second (in
+    ``"$A ${B}"`` the node of ``${B}`` starts at the space): that text is literal."""
+    a = node.start_byte
+    if data[a:a + 1] in (b"$", b"`"):
+        return a
+    found = [i for i in (data.find(b"$", a, node.end_byte), data.find(b"`", a, node.end_byte)) if i != -1]
+    return min(found) if found else a
+
+
 HOLE_PREFIX = "__sglang_lsp_unknown_"  # the variables that stand for unknown text in an `sh -c` script
 
 
 def _add_hole(scope: Scope, node: ts.Node, val: _Val, holes: list[str]) -> None:
-    """Write the unknown value of ``node`` as ``${<a new name>}``, every character of it from
-    ``node``."""
+    """Write the unknown value of ``node`` as ``${<a new name>}`` (a substitution: as
+    ``$(<a new name>)``, which the inner shell reads as it reads one written there), every
+    character of it from ``node``."""
     name = f"{HOLE_PREFIX}{len(holes)}"
     holes.append(name)
-    text = "${" + name + "}"
-    span = scope.source.span(node.start_byte, node.end_byte)
+    text = "${" + name + "}" if node.type in ("simple_expansion", "expansion") else "$(" + name + ")"
+    span = scope.source.span(_expansion_start(scope.source.data, node), node.end_byte)
     val.add(text, [(span.start, span.end)] * len(text))
 
 
@@ -610,7 +623,7 @@ def _forget_holes(invocations: list[Invocation]) -> None:
             for k, w in enumerate(words):
                 text = w.text
                 if text is not None and HOLE_PREFIX in text:
-                    at = text.find("${" + HOLE_PREFIX)
+                    at = text.find(HOLE_PREFIX) - 2  # (its `${` or `$(`)
                     words[k] = Word(None, w.span, None, w.quote, text[:max(at, 0)], w.origin, w.config_key, w.whole)
         for name, value in inv.env.items():
             if value is not None and HOLE_PREFIX in value:
@@ -629,7 +642,8 @@ def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[_Val | None
                 out.extend(_split(el))
             return out
         return _split(result) if not result.unknown else [None]
-    if t == "string" and node.named_child_count == 1:
+    if t == "string" and node.named_child_count == 1 \
+            and scope.source.data[node.start_byte + 1:node.start_byte + 2] in (b"$", b"`"):  # (not `" ${A[@]}"`)
         inner = node.named_children[0]
         if inner.type == "expansion":
             # "${ARR[@]}" → one word per element; "$@" is unknown
