@@ -138,10 +138,10 @@ class _Val:
 class _Assignment:
     """One ``NAME=value`` / ``NAME+=(…)`` of the script (plain class: see :class:`_Val`)."""
 
-    __slots__ = ("name", "node", "value", "append", "array", "exported", "start", "end", "top")
+    __slots__ = ("name", "node", "value", "append", "array", "exported", "start", "end", "top", "default")
 
     def __init__(self, name: str, node: ts.Node, value: ts.Node | None, append: bool, array: bool, exported: bool,
-                 start: int = 0, end: int = 0, top: bool = False):
+                 start: int = 0, end: int = 0, top: bool = False, default: str | None = None):
         self.name = name
         self.node = node  # the variable_assignment node
         self.value = value
@@ -151,7 +151,15 @@ class _Assignment:
         self.start = start  # the node's byte range, read once
         self.end = end
         self.top = top  # a statement of the script itself: it runs before anything after it
+        # `${NAME:=value}` (":=") or `${NAME=value}` ("="): ``value`` only where NAME is unset
+        # (or, for ":=", empty) before; ``node`` is the statement it is in
+        self.default = default
 
+
+# `${NAME:=value}` / `${NAME=value}`: assigns NAME where it is unset (see Scope._default_assignment)
+_DEFAULT_ASSIGNMENT = re.compile(rb"\$\{[A-Za-z_][A-Za-z0-9_]*:?=")
+# commands that give the variables they name a value the script does not show
+_SETTING_COMMANDS = frozenset({b"read", b"printf", b"mapfile", b"readarray", b"getopts"})
 
 _TRANSPARENT = {
     "program", "compound_statement", "do_group", "redirected_statement", "declaration_command",
@@ -246,16 +254,55 @@ class Scope:
             ))
         for node in pass_.for_variables:
             self.clobbers.setdefault(self._text(node), []).append(node)
+        for node in pass_.unsets:  # (unknown after it rather than empty: `${X-d}` tells the two apart)
+            if not any(c.type == "word" and self._text(c).startswith("-") and "f" in self._text(c)
+                       for c in node.named_children):  # (not `unset -f`: functions)
+                for c in node.named_children:
+                    if c.type == "variable_name":
+                        self.clobbers.setdefault(self._text(c), []).append(c)
+        if b"${" in data:
+            for m in _DEFAULT_ASSIGNMENT.finditer(data):
+                self._default_assignment(pass_.root, m.start())
         for cmd, name in pass_.commands:
-            if name.end_byte - name.start_byte > 6 or name.named_child_count != 1 or name.named_children[0].type != "word":
+            if name.end_byte - name.start_byte > 9 or name.named_child_count != 1 or name.named_children[0].type != "word":
                 continue
             word = data[name.start_byte : name.end_byte]
-            if word == b"read":  # `read X Y`: X and Y get values from standard input
-                for arg in cmd.children_by_field_name("argument"):
-                    if arg.type == "word":
+            if word in _SETTING_COMMANDS:  # `read X Y`, `printf -v X`, `mapfile A` …: X gets a value
+                args = [a for a in cmd.children_by_field_name("argument") if a.type == "word"]
+                if word == b"printf":  # only `printf -v NAME …` sets a variable
+                    args = [b for a, b in zip(args, args[1:]) if self._text(a) == "-v"]
+                for arg in args:
+                    if not self._text(arg).startswith("-"):
                         self.clobbers.setdefault(self._text(arg), []).append(arg)
             elif word in (b"source", b".", b"eval"):  # any variable may change
                 self.clobber_all.append(cmd)
+
+    def _default_assignment(self, root: ts.Node, at: int) -> None:
+        """``${NAME:=value}`` / ``${NAME=value}`` at byte ``at``: an assignment when NAME is unset
+        (for ``:=`` also when empty) that takes effect with the statement it is written in;
+        where that is not a plain statement (a condition, a substitution, another expansion's
+        operand) NAME cannot be known after it."""
+        node = root.descendant_for_byte_range(at, at + 2)
+        while node is not None and node.type != "expansion":
+            node = node.parent
+        if node is None:
+            return
+        name, op, operand, whole_array = _expansion_parts(self, node)
+        if name is None or op not in (":=", "=") or whole_array:
+            return
+        statement = node.parent
+        while statement is not None and statement.type in ("string", "concatenation"):
+            statement = statement.parent
+        if statement is None or statement.type not in ("command", "variable_assignment", "declaration_command"):
+            self.clobbers.setdefault(name, []).append(node)
+            return
+        top = statement.parent
+        while top is not None and top.type in ("declaration_command", "redirected_statement", "variable_assignments"):
+            top = top.parent
+        assignments = self.assignments.setdefault(name, [])
+        assignments.append(_Assignment(name, statement, operand, False, False, False, statement.start_byte,
+                                       statement.end_byte, top is not None and top.type == "program", op))
+        assignments.sort(key=lambda a: a.start)
 
     def _text(self, node: ts.Node) -> str:
         return self.source.data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
@@ -287,7 +334,7 @@ class Scope:
                 if not _dominates(a.node, target_ids):
                     return chain[::-1], True
             chain.append(a)
-            if not a.append:
+            if not a.append and a.default is None:
                 return chain[::-1], False
         return chain[::-1], last_clobber >= 0
 
@@ -302,18 +349,28 @@ class Scope:
             v = _Val()
             v.hole()
             return v
-        if not chain:
+        first = chain[0] if chain else None
+        if first is None or first.append or first.default is not None:  # the value before the file's
             outer = self.outer_env.get(name, ...)
             if outer is ...:
-                return None
-            v = _Val()
-            if outer is None or outer.text is None:
-                v.hole()
+                v = None
             else:
-                v.add(outer.text, outer.char_spans or [])
-            return v
-        v = _Val()
+                v = _Val()
+                if outer is None or outer.text is None:
+                    v.hole()
+                else:
+                    v.add(outer.text, outer.char_spans or [])
+            if first is None:
+                return v
+        else:
+            v = _Val()
         for a in chain:
+            if a.default is not None:
+                if v is None or a.default == ":=" and not v.unknown and not v.text:
+                    v = self._value_of(a.value, depth) if a.value is not None else _Val()
+                continue
+            if v is None:
+                v = _Val()  # (`X+=…` with X unset: appended to nothing)
             if a.array:
                 elements = self._array_elements(a, depth)
                 if elements is None:
@@ -329,15 +386,30 @@ class Scope:
         chain, unknowable = self._events(name, at)
         if unknowable or not chain:
             return None
+        first = chain[0]
+        if not first.array and not first.append and first.default is None \
+                and any(a.array for a in self.assignments[name] if a.end <= first.start):
+            return None  # `A=(x y); A=z` sets the first element only: the others are not followed
         out: list[_Val] = []
         for a in chain:
-            if a.array:
+            if a.default is not None:
+                if out:
+                    return None  # (whether its first element is empty: not worth knowing)
+                out.append(self._value_of(a.value, depth) if a.value is not None else _Val())
+            elif a.array:
                 elements = self._array_elements(a, depth)
                 if elements is None:
                     return None
                 out.extend(elements)
             elif a.value is not None:
-                out.append(self._value_of(a.value, depth))
+                value = self._value_of(a.value, depth)
+                if a.append and out:  # `A+=x` appends to the first element (the whole value of a scalar)
+                    first = _Val()
+                    first.extend(out[0])
+                    first.extend(value)
+                    out[0] = first
+                else:
+                    out.append(value)
         return out
 
     def _array_elements(self, a: _Assignment, depth: int) -> list[_Val] | None:
@@ -645,16 +717,93 @@ def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[_Val | None
     if t == "string" and node.named_child_count == 1 \
             and scope.source.data[node.start_byte + 1:node.start_byte + 2] in (b"$", b"`"):  # (not `" ${A[@]}"`)
         inner = node.named_children[0]
-        if inner.type == "expansion":
-            # "${ARR[@]}" → one word per element; "$@" is unknown
-            result = _expand_var(scope, inner, depth)
-            if isinstance(result, list):
-                return list(result)
+        if inner.type == "expansion" and inner.end_byte == node.end_byte - 1:
+            # "${ARR[@]}" → one word per element (none for an empty array), unknown when the array
+            # is; "${ARR[*]}" → one word
+            name, op, _, whole_array = _expansion_parts(scope, inner)
+            if whole_array and op is None and b"[@" in scope.source.data[inner.start_byte:inner.end_byte]:
+                result = _expand_var(scope, inner, depth)
+                return list(result) if isinstance(result, list) else [None]
         elif inner.type == "simple_expansion":
             names = inner.named_children
             if names and names[0].type == "special_variable_name" and scope._text(names[0]) in ("@", "*"):
                 return [None]
+    if t == "concatenation":
+        fields = _split_concatenation(scope, node, depth)
+        if fields is not None:
+            return fields
     return [word_value(scope, node, depth)]
+
+
+def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[_Val | None] | None:
+    """The words of ``pre$X-post`` when the unquoted expansions in it are known: their values
+    are split at blanks as bash does (``--x=$ARGS`` with ``ARGS='1 2'`` is ``--x=1`` and ``2``),
+    the rest is not. ``None`` (one word, see :func:`word_value`) when nothing in it is split or
+    a part is unknown."""
+    kids = node.children
+    if not any(c.type == "simple_expansion" or c.type == "expansion" for c in kids):
+        return None
+    parts: list[tuple[_Val | None, bool]] = []  # (value, split at blanks); None: the end of a word
+    pos = node.start_byte
+    for c in kids:
+        if c.start_byte > pos:
+            literal = _Val()
+            _add_literal(scope, literal, pos, c.start_byte, "bare")
+            parts.append((literal, False))
+        pos = c.end_byte
+        if c.type == "simple_expansion" or c.type == "expansion":
+            value = _expand_var(scope, c, depth)
+            if isinstance(value, list):  # `a${ARR[@]}b`: each element a word (the first and last glued)
+                for i, element in enumerate(value):
+                    if element.unknown:
+                        return None
+                    if i:
+                        parts.append((None, True))  # (a word ends between two elements)
+                    parts.append((element, True))
+                continue
+            if value.unknown:
+                return None  # (unknown values: one word, as before)
+            parts.append((value, True))
+        else:
+            value = _Val()
+            _word_into(scope, c, value, depth, False)
+            if value.unknown:
+                return None
+            parts.append((value, False))
+    if not any(value is None or split and _IFS.search(value.text) for value, split in parts) \
+            and not all(split and not value.text for value, split in parts):
+        return None  # one word, as word_value gives it (no field is split, and one is made)
+    fields: list[_Val | None] = []
+    field: _Val | None = None
+    for value, split in parts:
+        if value is None:
+            if field is not None:
+                fields.append(field)
+                field = None
+            continue
+        if not split:
+            if field is None:
+                field = _Val()
+            field.extend(value)
+            continue
+        text, spans = value.text, value.spans
+        at = 0
+        for m in _IFS.finditer(text):
+            if m.start() > at:
+                if field is None:
+                    field = _Val()
+                field.add(text[at:m.start()], spans[at:m.start()])
+            if field is not None:
+                fields.append(field)
+                field = None
+            at = m.end()
+        if at < len(text):
+            if field is None:
+                field = _Val()
+            field.add(text[at:], spans[at:])
+    if field is not None:
+        fields.append(field)
+    return fields
 
 
 def _split(val: _Val) -> list[_Val | None]:
@@ -694,9 +843,11 @@ class _Pass:
     ``NAME=value`` lines and comments), and the rest of the file is walked (:meth:`_walk`)."""
 
     def __init__(self, root: ts.Node, data: bytes):
+        self.root = root
         self.commands: list[tuple[ts.Node, ts.Node]] = []
         self.assignments: list[ts.Node] = []
         self.for_variables: list[ts.Node] = []
+        self.unsets: list[ts.Node] = []  # `unset NAME …` (tree-sitter-bash: unset_command)
         # the cursor also returns nodes that merely touch its byte range (an empty command that
         # error recovery leaves between two statements): each node is kept once
         self._seen: set[int] = set()
@@ -736,6 +887,8 @@ class _Pass:
                     self._add(self.commands, node, (node, name))
             elif kind == "variable_assignment":
                 self._add(self.assignments, node, node)
+            elif kind == "unset_command":
+                self._add(self.unsets, node, node)
             elif kind == "for_statement":
                 variable = node.child_by_field_name("variable")
                 if variable is not None and variable.type == "variable_name":
