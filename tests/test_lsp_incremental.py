@@ -107,7 +107,8 @@ PIECES = [" --tp 4", "😀", "日本 ", "\n", " \\\n  --dtype half", "--port=1 "
           "read base\n", " # sglang-lsp: ignore[SGL007]", "# sglang-lsp: gpu=H100\n", "8", "0", "", "x",
           " --quantization awq", "sh -c 'python -m sglang.launch_server --tp 2'\n",
           "bash -c \"python -m sglang.launch_server --tp $N --model-path \\\"$(pwd)\\\" --dp 2x\"\n", "--enable-metrics=true ",
-          "$(hostname)", "'", "\\", " &", "; ", "${base:-/m}", "--model-path ", "--prot 1 "]
+          "$(hostname)", "'", "\\", " &", "; ", "${base:-/m}", "--model-path ", "--prot 1 ",
+          "unset MODEL\n", ": ${PORT:=30001}\n", "printf -v PORT %s 1\n", "mapfile -t ARGS < f\n", "${TP:=2}"]
 
 
 def _launch(inv) -> tuple:
@@ -269,6 +270,30 @@ def test_an_edit_of_one_launch_reuses_the_others():
     third = recheck(snap.doc, options, second.result, second.state, old_tree=snap.tree)
     assert not third.incremental
     _same(third.result, check_document(Document(snap.doc.text, snap.doc.path, "shell"), options))
+
+
+@pytest.mark.parametrize("statement", [
+    "unset TP", "unset -v TP MODEL", ": ${PORT:=3x}", ': "${PORT=3x}"', "printf -v TP %s 4", "mapfile -t TP < f",
+    "readarray TP < f", "getopts ab TP", "read -r TP", "echo ${PORT:=3x}", "X=${PORT:=3x}", "export TP=4",
+    "if true; then unset TP; fi", "f() { printf -v TP %s 4; }",
+])
+def test_a_statement_that_sets_a_variable_is_seen_where_it_is_typed(statement):
+    """A statement typed above launches that gives one of their variables a value (or takes it
+    away) without a plain `NAME=value` is seen as one: the launches below read the variable
+    again, as a check from scratch does."""
+    text = "#!/bin/bash\nTP=8x\nMODEL=/m\npython3 -m sglang.launch_server --model-path $MODEL --tp-size $TP\n" \
+           "python3 -m sglang.launch_server --model-path $MODEL --tp-size ${TP} --port $PORT\n"
+    options = Options()
+    snap = open_snapshot("file:///tmp/inc/sets.sh", 1, text, "shellscript")
+    first = recheck(snap.doc, options, None, None)
+    assert [f.code for f in first.result.findings] == ["SGL003", "SGL003"]
+    snap = with_tree(snap, first.result.tree, "shell")
+    line = text[:text.index("python3")].count("\n")
+    snap = apply_changes(snap, 2, [TextChange(statement + "\n", (line, 0, line, 0))], "utf-16", "shellscript")
+    second = recheck(snap.doc, options, first.result, first.state, old_tree=snap.tree)
+    fresh = check_document(Document(snap.doc.text, snap.doc.path, "shell"), options)
+    assert [f.code for f in fresh.findings] != ["SGL003", "SGL003"]  # (the statement matters)
+    _same(second.result, fresh)
 
 
 def test_the_server_rechecks_an_edit_from_the_previous_result():

@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import file_context, logger, queries
+from . import file_context, logger, queries, shell
 from .argv import FlagUse, ParsedArgs
 from .deployment import carry_placements
 from .deployment_checks import carry_launches, deployment_findings
@@ -59,6 +59,8 @@ log = logger(__name__)
 MAX_STEPS = 1000  # edits mapped back to the scope's tree before a full check builds a new one
 _USE_SLOTS = FlagUse.__slots__
 _CLOBBERING_COMMANDS = {b"read", b"source", b".", b"eval"}
+# the other commands of shell._SETTING_COMMANDS, as words (printf only with -v): a text search
+_SETTING = re.compile(rb"\b(?:mapfile|readarray|getopts)\b|\bprintf\b[^\n;&|]*\s-v\b")
 
 
 @dataclass
@@ -288,8 +290,13 @@ def _reparsed(old_tree: Any, new: bytes, edited: Any, prefix: int, old_end: int,
 
 def _assigns_nothing(data: bytes, nodes: list) -> bool:
     """Whether these statements give no variable a value the scope would record
-    (a command's prefix ``X=1 cmd`` only sets its environment: allowed)."""
+    (a command's prefix ``X=1 cmd`` only sets its environment: allowed; ``unset``,
+    ``${X:=…}`` and the commands of ``shell._SETTING_COMMANDS`` do count)."""
     for node in nodes:
+        a, b = node.start_byte, node.end_byte
+        if data.find(b"unset", a, b) != -1 or shell._DEFAULT_ASSIGNMENT.search(data, a, b) \
+                or _SETTING.search(data, a, b):
+            return False
         for _, caps in queries.matches("bash", "script", node):
             if "clobber.name" in caps:
                 return False
