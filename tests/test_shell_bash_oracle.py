@@ -35,8 +35,11 @@ PIECES = ["--tp", "8", "x", "$A", "${A}", '"$A"', '"${A}"', "$B", '"$B"', '"$A $
 LAUNCH = "python3 -m sglang.launch_server"
 
 
-def _bash_argv(text: str) -> list[str]:
-    script = "f() { printf '%s\\0' \"$#\" \"$@\"; }\n" + text.replace(LAUNCH, "f", 1)
+def _bash_argv(text: str, export: bool = False) -> list[str]:
+    """The arguments bash passes to the launch (a function of the same script, exported to
+    the shells it starts with ``export``)."""
+    script = "f() { printf '%s\\0' \"$#\" \"$@\"; }\n" + ("export -f f\n" if export else "") \
+        + text.replace(LAUNCH, "f", 1)
     out = subprocess.run([BASH, "--norc", "--noprofile", "-c", script], capture_output=True, timeout=10,
                          env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}).stdout
     parts = out.decode("utf-8", "surrogateescape").split("\0")[:-1]
@@ -108,3 +111,30 @@ def test_variables_have_the_values_bash_gives_them(seed):
         assert [w if w is not None else r for w, r in zip(words, real)] == real, text
         compared += None not in words
     assert compared > 8  # (most scripts leave some word unknown: an `if`, `unset`, an unset name)
+
+
+NESTED = ["--tp", "8", "$A", "${A}", '\\"$A\\"', "$B", '\\"$B\\"', "'$B'", "\\$X", '\\"\\$Y\\"', "\\$Y", "${U:-d}", "$U",
+          '\\"$U\\"', "'q s'", "$'a b'", "x$A", "\\$A", "$N$N", "\\\\\\\\", "'\\$X'", '\\"${A} ${B}\\"', "${E:-dflt}", "=",
+          "--k=$A", "$((1+2))", '\\"$((N+1))\\"']
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_bash_c_launch_reads_the_argv_the_inner_bash_builds(seed):
+    """`bash -c "…"`: the outer shell expands the string (its `$A`, not its `\\$X`), the inner
+    one parses and expands the script; the launch's words are those of the inner bash (with
+    `export`ed variables passed on), unknown ones aside."""
+    rng = random.Random(200 + seed)
+    compared = 0
+    assignments = ASSIGNMENTS + "export Y='y z'\n"
+    for _ in range(150):
+        args = " ".join(rng.choice(NESTED) for _ in range(rng.randint(1, 6)))
+        text = f'{assignments}bash -c "{LAUNCH} {args}"\n'
+        inv = [i for i in extract(Source(text.encode(), None)).invocations if i.nested][-1]
+        words = [w.text for w in inv.args]
+        real = _bash_argv(text, export=True)
+        if inv.open or len(words) != len(real):
+            assert inv.open or None in words, (args, words, real)
+            continue
+        assert [w if w is not None else r for w, r in zip(words, real)] == real, args
+        compared += None not in words
+    assert compared > 40
