@@ -738,7 +738,7 @@ def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[_Val | None
 def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[_Val | None] | None:
     """The words of ``pre$X-post`` when the unquoted expansions in it are known: their values
     are split at blanks as bash does (``--x=$ARGS`` with ``ARGS='1 2'`` is ``--x=1`` and ``2``),
-    the rest is not. ``None`` (one word, see :func:`word_value`) when nothing in it is split or
+    the rest is not. ``None`` (one word, see :func:`word_value`) when it holds no expansion or
     a part is unknown."""
     kids = node.children
     if not any(c.type == "simple_expansion" or c.type == "expansion" for c in kids):
@@ -772,7 +772,10 @@ def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[_Val |
             parts.append((value, False))
     if not any(value is None or split and _IFS.search(value.text) for value, split in parts) \
             and not all(split and not value.text for value, split in parts):
-        return None  # one word, as word_value gives it (no field is split, and one is made)
+        word = _Val()  # one word (no field is split, and one is made): what word_value gives
+        for value, _ in parts:
+            word.extend(value)
+        return [word]
     fields: list[_Val | None] = []
     field: _Val | None = None
     for value, split in parts:
