@@ -474,7 +474,9 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
                     findings.append(_one_dash(cat, opt, bound))
                     owner_unknown = True  # its would-be values are not separate mistakes
                 else:
-                    findings.append(_value_for_switch(opt, bound, vw, vs, explicit=True))
+                    left = _after_short_switches(cat, c.spelling, vw.text)
+                    if left != "" or not vw.text:  # (`-hh`: argparse reads `-h -h`; `--x=`: an empty value)
+                        findings.append(_value_for_switch(opt, bound, vw, vs, explicit=True, ignored=left))
                 i += 1
                 continue
             value_words.append(vw)
@@ -1016,10 +1018,26 @@ def _missing_value(opt: Option, c: _Classified, nargs, need) -> Finding:
     )
 
 
-def _value_for_switch(opt: Option, c: _Classified, value: Word, span: Span, explicit: bool) -> Finding:
+def _after_short_switches(cat: Catalog, spelling: str | None, text: str | None) -> str | None:
+    """What argparse is left with of ``text`` after a one-dash switch (``-h`` in ``-hhx``): it
+    reads each following character that is a one-dash switch of its own as that switch, and
+    names the rest in its error ('' when nothing is left: no error)."""
+    if text is None or not spelling or spelling.startswith("--"):
+        return text
+    while text:
+        opt = cat.lookup("-" + text[0])
+        if opt is None or not opt.is_switch:
+            break
+        text = text[1:]
+    return text
+
+
+def _value_for_switch(opt: Option, c: _Classified, value: Word, span: Span, explicit: bool,
+                      ignored: str | None = None) -> Finding:
     text = value.text if value.text is not None else "…"
     if explicit:
-        err = rf"argument {_names(opt)}: ignored explicit argument {_esc(repr(text))}"
+        named = ignored if ignored is not None else text  # (see _after_short_switches)
+        err = rf"argument {_names(opt)}: ignored explicit argument {_esc(repr(named))}"
     else:
         err = r"unrecognized arguments: .*" + _esc(text)
     fixes = []
