@@ -602,11 +602,12 @@ def _eff_chunked_prefill_size(r: "LaunchResolver") -> Any:
 
 
 def _eff_moe_tp_size(r: "LaunchResolver") -> Any:
-    """The tensor-parallel width of each expert (``tp / (ep × moe_dp)``) when no MoE all-to-all
-    backend re-shapes expert parallelism."""
+    """The tensor-parallel width of each expert (``tp / (ep × moe_dp)``), with the expert
+    parallelism an all-to-all backend sets (``effective.ep_size``: the TP size for those of
+    ``A2A_EP_SPANNING``); unknown for any other all-to-all backend."""
     tp, ep, mdp = r.arg("tp_size"), r.value("effective.ep_size"), r.arg("moe_dp_size")
     a2a = r.value("effective.moe_a2a_backend")
-    if UNKNOWN in (tp, ep, mdp, a2a) or a2a != "none":
+    if UNKNOWN in (tp, ep, mdp, a2a) or a2a != "none" and a2a not in A2A_EP_SPANNING:
         return UNKNOWN
     if not all(isinstance(x, int) and x > 0 for x in (tp, ep, mdp)) or tp % (ep * mdp):
         return UNKNOWN
