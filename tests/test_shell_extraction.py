@@ -273,6 +273,16 @@ def test_text_between_expansions_in_double_quotes_is_kept():
     assert [doc.slice(a, b) for a, b in value.char_spans] == ["x", " ", "y"]
 
 
+def test_an_unknown_part_of_a_concatenation_is_read_once():
+    """`--x=$port a${A[@]}b$port` with `port` never assigned: each word is the known text up to
+    the unknown part, and each unassigned use is recorded once (SGL062 and hover read them)."""
+    text = "A=(x y)\npython3 -m sglang.launch_server --model-path m --x=$port a${A[@]}b$port\n"
+    doc, inv = args_of(text)
+    assert [(w.text, w.known_prefix) for w in inv.args[2:]] == [(None, "--x="), (None, "ax yb")]
+    assert [(name, doc.slice(span.start, span.end)) for name, span in inv.unassigned] == [("port", "port")] * 2
+    assert len({span for _, span in inv.unassigned}) == 2
+
+
 def test_non_ascii_before_flag():
     text = "# 模型 🚀\nMODEL='/models/é'\npython3 -m sglang.launch_server --model-path \"$MODEL\" --bogus-é\n"
     doc, inv = args_of(text)

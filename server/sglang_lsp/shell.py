@@ -622,13 +622,7 @@ def _word_into(scope: Scope, node: ts.Node, val: _Val, depth: int, quoted: bool,
     elif t in ("simple_expansion", "expansion"):
         result = _expand_var(scope, node, depth)
         if isinstance(result, list):
-            joined = _Val()
-            for i, el in enumerate(result):
-                if i:
-                    sp = scope.source.span(node.start_byte, node.end_byte)
-                    joined.add(" ", [(sp.start, sp.end)])
-                joined.extend(el)
-            result = joined
+            result = _joined(scope, node, result)
         if holes is not None and result.unknown:
             _add_hole(scope, node, val, holes)
         else:
@@ -638,6 +632,18 @@ def _word_into(scope: Scope, node: ts.Node, val: _Val, depth: int, quoted: bool,
     else:
         # command/process substitution, arithmetic, brace expressions we do not evaluate …
         val.hole()
+
+
+def _joined(scope: Scope, node: ts.Node, elements: list[_Val]) -> _Val:
+    """The elements of the array expansion ``node`` as the one word of a string (``"x${A[@]}"``):
+    separated by blanks that come from ``node``."""
+    joined = _Val()
+    for i, el in enumerate(elements):
+        if i:
+            sp = scope.source.span(node.start_byte, node.end_byte)
+            joined.add(" ", [(sp.start, sp.end)])
+        joined.extend(el)
+    return joined
 
 
 def _expansion_start(data: bytes, node: ts.Node) -> int:
@@ -720,7 +726,7 @@ def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[_Val | None
         if inner.type == "expansion" and inner.end_byte == node.end_byte - 1:
             # "${ARR[@]}" → one word per element (none for an empty array), unknown when the array
             # is; "${ARR[*]}" → one word
-            name, op, _, whole_array = _expansion_parts(scope, inner)
+            _, op, _, whole_array = _expansion_parts(scope, inner)
             if whole_array and op is None and b"[@" in scope.source.data[inner.start_byte:inner.end_byte]:
                 result = _expand_var(scope, inner, depth)
                 return list(result) if isinstance(result, list) else [None]
@@ -738,12 +744,13 @@ def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[_Val | None
 def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[_Val | None] | None:
     """The words of ``pre$X-post`` when the unquoted expansions in it are known: their values
     are split at blanks as bash does (``--x=$ARGS`` with ``ARGS='1 2'`` is ``--x=1`` and ``2``),
-    the rest is not. ``None`` (one word, see :func:`word_value`) when it holds no expansion or
-    a part is unknown."""
+    the rest is not; one word when a part is unknown (what :func:`word_value` gives: the known
+    text before it). ``None`` when it holds no expansion (see :func:`word_value`)."""
     kids = node.children
     if not any(c.type == "simple_expansion" or c.type == "expansion" for c in kids):
         return None
-    parts: list[tuple[_Val | None, bool]] = []  # (value, split at blanks); None: the end of a word
+    # (value, split at blanks); split None: the blank between two array elements, a word's end
+    parts: list[tuple[_Val, bool | None]] = []
     pos = node.start_byte
     for c in kids:
         if c.start_byte > pos:
@@ -754,32 +761,30 @@ def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[_Val |
         if c.type == "simple_expansion" or c.type == "expansion":
             value = _expand_var(scope, c, depth)
             if isinstance(value, list):  # `a${ARR[@]}b`: each element a word (the first and last glued)
+                if any(element.unknown for element in value):
+                    return [_one_word(parts, _joined(scope, c, value))]
                 for i, element in enumerate(value):
-                    if element.unknown:
-                        return None
                     if i:
-                        parts.append((None, True))  # (a word ends between two elements)
+                        sp = scope.source.span(c.start_byte, c.end_byte)
+                        parts.append((_Val(" ", [(sp.start, sp.end)]), None))
                     parts.append((element, True))
                 continue
             if value.unknown:
-                return None  # (unknown values: one word, as before)
+                return [_one_word(parts, value)]
             parts.append((value, True))
         else:
             value = _Val()
             _word_into(scope, c, value, depth, False)
             if value.unknown:
-                return None
+                return [_one_word(parts, value)]
             parts.append((value, False))
-    if not any(value is None or split and _IFS.search(value.text) for value, split in parts) \
+    if not any(split is None or split and _IFS.search(value.text) for value, split in parts) \
             and not all(split and not value.text for value, split in parts):
-        word = _Val()  # one word (no field is split, and one is made): what word_value gives
-        for value, _ in parts:
-            word.extend(value)
-        return [word]
+        return [_one_word(parts)]  # (no field is split, and one is made)
     fields: list[_Val | None] = []
     field: _Val | None = None
     for value, split in parts:
-        if value is None:
+        if split is None:
             if field is not None:
                 fields.append(field)
                 field = None
@@ -807,6 +812,17 @@ def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[_Val |
     if field is not None:
         fields.append(field)
     return fields
+
+
+def _one_word(parts: list[tuple[_Val, bool | None]], last: _Val | None = None) -> _Val:
+    """The parts of a concatenation (and ``last``, unknown: where it ends) as one word, without
+    splitting: what :func:`word_value` gives for them."""
+    word = _Val()
+    for value, _ in parts:
+        word.extend(value)
+    if last is not None:
+        word.extend(last)
+    return word
 
 
 def _split(val: _Val) -> list[_Val | None]:
