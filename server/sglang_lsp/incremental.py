@@ -58,9 +58,10 @@ log = logger(__name__)
 
 MAX_STEPS = 1000  # edits mapped back to the scope's tree before a full check builds a new one
 _USE_SLOTS = FlagUse.__slots__
-_CLOBBERING_COMMANDS = {b"read", b"source", b".", b"eval"}
-# the other commands of shell._SETTING_COMMANDS, as words (printf only with -v): a text search
-_SETTING = re.compile(rb"\b(?:mapfile|readarray|getopts)\b|\bprintf\b[^\n;&|]*\s-v\b")
+# commands that change variables (shell.Scope: those that set the ones they name, and those
+# that may set any); printf only with -v, found by a text search
+_CLOBBERING_COMMANDS = (shell._SETTING_COMMANDS - {b"printf"}) | {b"source", b".", b"eval"}
+_PRINTF_V = re.compile(rb"\bprintf\b[^\n;&|]*\s-v\b")
 
 
 @dataclass
@@ -295,7 +296,7 @@ def _assigns_nothing(data: bytes, nodes: list) -> bool:
     for node in nodes:
         a, b = node.start_byte, node.end_byte
         if data.find(b"unset", a, b) != -1 or shell._DEFAULT_ASSIGNMENT.search(data, a, b) \
-                or _SETTING.search(data, a, b):
+                or _PRINTF_V.search(data, a, b):
             return False
         for _, caps in queries.matches("bash", "script", node):
             if "clobber.name" in caps:

@@ -54,7 +54,7 @@ import operator
 import os
 from typing import Any
 
-from . import file_context, logger, queries
+from . import file_context, incremental, logger, queries
 from .argv import ParsedArgs
 from .config_file import ConfigFile
 from .deployment_checks import deployment_findings
@@ -62,7 +62,6 @@ from .document import Document
 from .engine import (Options, Result, _catalog_named, _check_config, _check_invocation, _without_echoes,
                      check_document)
 from .findings import Finding, Span
-from . import incremental
 from .incremental import Recheck, _common_ends, _Straddles, _touching
 from .invocation import CharRun, Invocation, Word
 from .precedence import Value
