@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp import project_config
-from sglang_lsp.cli import main
-from sglang_lsp.document import Document
-from sglang_lsp.engine import Options, check_document
-from sglang_lsp.findings import Severity
-from sglang_lsp.precedence import LaunchContext, Origin
-from sglang_lsp.project_config import ConfigError, Selection, glob_match, selected
+from sglang_lsp.config import project as project_config
+from sglang_lsp.cli.main import main
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import Options, check_document
+from sglang_lsp.base.findings import Severity
+from sglang_lsp.context.precedence import LaunchContext, Origin
+from sglang_lsp.config.project import ConfigError, Selection, glob_match, selected
 
 # SGL107 fires for --quantization w8a8_int8 on an AMD GPU only: a probe for which GPU won
 AMD_ONLY = "python -m sglang.launch_server --model-path /models/x --quantization w8a8_int8\n"
@@ -320,7 +320,7 @@ def test_scoped_value_beats_file_wide_one_at_the_same_level():
 
 
 def project_span(start: int, end: int):
-    from sglang_lsp.findings import Span
+    from sglang_lsp.base.findings import Span
 
     return Span(start, end)
 

@@ -15,13 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sglang_lsp import argv, deployment, kb_engine
-from sglang_lsp.catalog import load_catalog
-from sglang_lsp.document import Document, decode
-from sglang_lsp.engine import Options, check_document, detect_language
-from sglang_lsp.findings import Span
-from sglang_lsp.invocation import Word
-from sglang_lsp.precedence import KIND_RANK, LaunchContext, Origin
+from sglang_lsp.catalog import argv
+from sglang_lsp.context import placement as deployment
+from sglang_lsp.checks.kb import engine as kb_engine
+from sglang_lsp.catalog.catalog import load_catalog
+from sglang_lsp.base.document import Document, decode
+from sglang_lsp.engine.check import Options, check_document, detect_language
+from sglang_lsp.base.findings import Span
+from sglang_lsp.base.invocation import Word
+from sglang_lsp.context.precedence import KIND_RANK, LaunchContext, Origin
 
 CAT = load_catalog()
 LONG = CAT.long_names()

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp import queries
-from sglang_lsp.document import Document
-from sglang_lsp.engine import Options, check_document
-from sglang_lsp.incremental import recheck
+from sglang_lsp.base import queries
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import Options, check_document
+from sglang_lsp.engine.incremental import recheck
 
 pytest.importorskip("pygls")
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from sglang_lsp import rules
-from sglang_lsp.engine import check
+from sglang_lsp.engine.check import check
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE_DIR = ROOT / "server" / "sglang_lsp"

@@ -19,7 +19,7 @@ import subprocess
 
 import pytest
 
-from sglang_lsp.shell import Source, extract
+from sglang_lsp.extract.shell import Source, extract
 
 BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="no bash on this machine")

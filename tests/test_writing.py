@@ -15,8 +15,8 @@ import stat
 
 import pytest
 
-from sglang_lsp.cli import main
-from sglang_lsp.writing import WriteError, encode_like, read_snapshot, write_bytes, write_fixed
+from sglang_lsp.cli.main import main
+from sglang_lsp.cli.writing import WriteError, encode_like, read_snapshot, write_bytes, write_fixed
 
 BROKEN = "#!/bin/bash\npython3 -m sglang.launch_server --model-path /m --quantization FP8\n"
 FIXED = BROKEN.replace("FP8", "fp8")
@@ -120,7 +120,7 @@ def test_read_only_directory_is_refused(tmp_path):
 _AS_NOBODY = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
-from sglang_lsp.writing import WriteError, read_snapshot, write_fixed
+from sglang_lsp.cli.writing import WriteError, read_snapshot, write_fixed
 snap = read_snapshot(sys.argv[2])
 try:
     write_fixed(snap, snap.text().replace("FP8", "fp8"))

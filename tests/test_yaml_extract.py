@@ -1,4 +1,4 @@
-"""YAML deployment files → sglang launches (:mod:`sglang_lsp.yaml_extract`): which launches are
+"""YAML deployment files → sglang launches (:mod:`sglang_lsp.extract.yaml.extract`): which launches are
 found in Kubernetes manifests, compose files, shell embedded in YAML, Helm templates and sglang
 ``--config`` files, what their argv words are, and that every word points at its exact bytes."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp import queries
-from sglang_lsp.document import Document
-from sglang_lsp.engine import Options, check_document
-from sglang_lsp.yaml_extract import extract_yaml, mask_templates
+from sglang_lsp.base import queries
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import Options, check_document
+from sglang_lsp.extract.yaml.extract import extract_yaml, mask_templates
 
 
 def scan(text: str, path: str = "deploy.yaml", base_dir: str | None = None):
@@ -497,7 +497,7 @@ def test_helm_values_holding_a_command_string():
 
 
 def test_untitled_yaml_is_recognised_by_content():
-    from sglang_lsp.engine import detect_language
+    from sglang_lsp.engine.check import detect_language
 
     assert detect_language(None, "apiVersion: v1\nkind: Pod\n") == "yaml"
     assert detect_language(None, "# settings\n---\nservices:\n  a: {}\n") == "yaml"
@@ -587,7 +587,7 @@ LINE_PATTERNS = {"_CONTAINERS_KEY": "_CONTAINERS_TEXT", "_KIND_KEY": "_KIND_TEXT
 def test_line_matches_equal_a_scan_of_every_line(name):
     """The anchored line search finds exactly what the pattern finds over the whole file (every
     match holds one of the pattern's anchor texts), on every YAML file of the test data."""
-    from sglang_lsp import yaml_extract
+    from sglang_lsp.extract.yaml import extract as yaml_extract
 
     pattern = getattr(yaml_extract, name)
     anchors = getattr(yaml_extract, LINE_PATTERNS[name])
@@ -608,8 +608,8 @@ def test_node_at_is_the_descendant_tree_sitter_finds_from_the_root():
     """The search from the top-level node around a range gives the node a search from the root
     gives, at every byte of multi-document files (also between documents, in comments and in a
     file that does not parse)."""
-    from sglang_lsp.yaml_extract import _Extractor
-    from sglang_lsp.catalog import load_catalog
+    from sglang_lsp.extract.yaml.extract import _Extractor
+    from sglang_lsp.catalog.catalog import load_catalog
 
     texts = [Path(__file__).parent.joinpath("fixtures/yaml/lws_deepseek.yaml").read_text(encoding="utf-8"),
              "# head\n---\na: 1\n# between\n---\n- x\n- [y, z]\n...\n---\nk: {a: b\n---\nc: 'd'\n"]
@@ -625,10 +625,10 @@ def test_node_at_is_the_descendant_tree_sitter_finds_from_the_root():
 def test_ascii_bounds_map_bytes_like_the_shell_source():
     """The ASCII fast path of _remap_config places every byte range where Source.from_word does
     (characters spread over the file, zero-width ranges, the end of the word)."""
-    from sglang_lsp.findings import Span
-    from sglang_lsp.invocation import Word
-    from sglang_lsp.shell import Source
-    from sglang_lsp.yaml_extract import _ascii_bounds
+    from sglang_lsp.base.findings import Span
+    from sglang_lsp.base.invocation import Word
+    from sglang_lsp.extract.shell import Source
+    from sglang_lsp.extract.yaml.extract import _ascii_bounds
 
     text = "tp-size: 8\nmodel: x"
     spans = [(100 + 2 * i, 101 + 2 * i) if i % 3 else (100 + 2 * i, 100 + 2 * i) for i in range(len(text))]
@@ -645,8 +645,8 @@ def test_ascii_bounds_map_bytes_like_the_shell_source():
 def test_parents_are_the_nodes_a_walk_up_visits():
     """_parents (found down from the document) lists what walking ``.parent`` lists, for the node
     at every byte of multi-document files, one of them broken."""
-    from sglang_lsp.yaml_extract import _Extractor
-    from sglang_lsp.catalog import load_catalog
+    from sglang_lsp.extract.yaml.extract import _Extractor
+    from sglang_lsp.catalog.catalog import load_catalog
 
     texts = [Path(__file__).parent.joinpath("fixtures/yaml/lws_deepseek.yaml").read_text(encoding="utf-8"),
              "# head\n---\na: 1\n# between\n---\n- x\n- [y, z]\n...\n---\nk: {a: b\n---\nc: 'd'\n"]

@@ -37,9 +37,9 @@ if str(ROOT / "server") not in sys.path:
     except ImportError:
         sys.path.insert(0, str(ROOT / "server"))
 
-from sglang_lsp.engine import Options, check  # noqa: E402
-from sglang_lsp.findings import Severity  # noqa: E402
-from sglang_lsp.kb_engine import kb_rules  # noqa: E402
+from sglang_lsp.engine.check import Options, check  # noqa: E402
+from sglang_lsp.base.findings import Severity  # noqa: E402
+from sglang_lsp.checks.kb.engine import kb_rules  # noqa: E402
 
 JUDGED = ("ok", "error")  # harness_limit / timeout / crash are not sglang's verdict
 

@@ -2,7 +2,7 @@
 
 This module only reads and validates the files' shape; it imports nothing else from the
 package, so the rule registry can list knowledge-base rules without loading the engine.
-Conditions are parsed by :mod:`sglang_lsp.conditions` (never evaluated as Python).
+Conditions are parsed by :mod:`sglang_lsp.checks.kb.conditions` (never evaluated as Python).
 
 A check reads ``kb/index.json`` instead of the rule files: what the engine needs of every rule,
 with its condition already parsed, in one small file (start-up time of ``sglang-lsp check``).
@@ -126,12 +126,12 @@ def _entry(data: dict) -> dict:
 def build_index() -> dict:
     """The contents of ``kb/index.json`` for the bundled rule files. ``sglang_error`` falls back
     to the record's ``messagePattern``; ``tree`` is the condition as
-    :func:`sglang_lsp.conditions.parse` reads it (``"false"`` for a rule without one), and
+    :func:`sglang_lsp.checks.kb.conditions.parse` reads it (``"false"`` for a rule without one), and
     ``reads`` the names it reads and those it asks ``given()`` about (what the engine would
     otherwise work out from the tree at every start: some 8 M instructions, 3% of a cold
     single-file check)."""
-    from ..conditions import parse, tree_to_data
-    from ..kb_engine import condition_reads
+    from ..checks.kb.conditions import parse, tree_to_data
+    from ..checks.kb.engine import condition_reads
 
     entries = []
     for data in load_rule_files():

@@ -1,5 +1,5 @@
 """The language server adapter (``sglang-lsp serve``). The only package that imports pygls and
-lsprotocol; everything it shows comes from :func:`sglang_lsp.engine.check_document`."""
+lsprotocol; everything it shows comes from :func:`sglang_lsp.engine.check.check_document`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """``sglang-lsp serve``: the language server, a thin pygls adapter over the engine.
 
 Every handler has the same shape: find the open document, get the check result for its
-current version (the same :func:`sglang_lsp.engine.check_document` the CLI calls, through
-:func:`sglang_lsp.incremental.recheck`, which gives the same result reusing the document's
+current version (the same :func:`sglang_lsp.engine.check.check_document` the CLI calls, through
+:func:`sglang_lsp.engine.incremental.recheck`, which gives the same result reusing the document's
 latest check where that is safe), call one pure feature function, return. Checks from scratch
 run on one worker thread so that the event loop keeps reading messages while a large file is
 checked (an incremental re-check, a few milliseconds, runs on the event loop when that thread
@@ -54,11 +54,12 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from .. import __version__, project_config
-from ..catalog import Catalog, load_catalog
-from ..document import Document
-from ..engine import Result, check_document
-from ..incremental import ScopeState, recheck
+from .. import __version__
+from ..config import project as project_config
+from ..catalog.catalog import Catalog, load_catalog
+from ..base.document import Document
+from ..engine.check import Result, check_document
+from ..engine.incremental import ScopeState, recheck
 from . import convert
 from .documents import Snapshot, TextChange, apply_changes, open_snapshot, uri_to_path, with_tree
 from .features import actions, completion, explain, hover, inlay, symbols
@@ -323,7 +324,7 @@ class SglangLanguageServer(LanguageServer):
                    skip_if_stale: bool, inline: bool = False,
                    reuse: bool = True) -> tuple[Result, ScopeState | None] | None | Any:
         """Runs on the checker thread: the result, and what re-checking the next version
-        incrementally needs (:func:`sglang_lsp.incremental.recheck` reuses the latest result).
+        incrementally needs (:func:`sglang_lsp.engine.incremental.recheck` reuses the latest result).
         ``inline``: on the event loop, an incremental re-check only (``_ON_THE_CHECKER``
         when there is nothing to reuse, ``_FROM_SCRATCH`` when the reuse was tried and is not
         possible: the checker thread checks it from scratch, with ``reuse=False``)."""

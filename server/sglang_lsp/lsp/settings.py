@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..catalog import resolve_version
-from ..user_catalogs import environment_version
-from ..engine import Options
-from ..findings import CheckError
+from ..catalog.catalog import resolve_version
+from ..catalog.user_catalogs import environment_version
+from ..engine.check import Options
+from ..base.findings import CheckError
 
 SECTION = "sglang-lsp"
 _CODE_PREFIX = re.compile(r"^SGL\d{0,3}$")
@@ -121,7 +121,7 @@ def parse(raw: Any) -> Parsed:
         python = None
     elif isinstance(python, str):
         python = os.path.expanduser(python.strip())
-        from ..user_catalogs import version_in_environment
+        from ..catalog.user_catalogs import version_in_environment
 
         if version_in_environment(python) is None:
             problems.append(f"`python`: no sglang is installed in the environment of {python}; "

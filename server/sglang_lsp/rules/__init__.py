@@ -2,7 +2,7 @@
 
 Each rule has a stable code, a name that names the bad pattern, a default severity and its
 documentation in ``rules/docs/<CODE>.md`` with fixed sections. Catalog checks (``SGL0xx``) are
-implemented in :mod:`sglang_lsp.argv` and :mod:`sglang_lsp.shell_checks`.
+implemented in :mod:`sglang_lsp.catalog.argv` and :mod:`sglang_lsp.checks.shell`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import functools
 from pathlib import Path
 from typing import NamedTuple
 
-from ..findings import Severity
+from ..base.findings import Severity
 
 DOCS_DIR = Path(__file__).resolve().parent / "docs"
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety", "References")
@@ -76,7 +76,7 @@ RULES: list[Rule] = [
     Rule("SGL040", "invalid-directive", W, "`# sglang-lsp:` comment with an unknown key, a bad value or a malformed suppression"),
     Rule("SGL041", "unused-suppression", W, "`# sglang-lsp: ignore[…]` that suppresses no finding"),
     Rule("SGL042", "suppression-without-reason", H, "`# sglang-lsp: ignore[…]` that does not say why"),
-    # checks across one deployment (sglang_lsp.deployment_checks)
+    # checks across one deployment (sglang_lsp.checks.deployment)
     Rule("SGL050", "not-enough-gpus", E, "Launch that uses more GPUs per node than its container or `CUDA_VISIBLE_DEVICES` provides"),
     Rule("SGL051", "idle-gpus", W, "Container that requests more GPUs than its launch uses"),
     Rule("SGL052", "probe-port-mismatch", E, "Kubernetes probe on a port sglang does not listen on"),
