@@ -99,7 +99,7 @@ def test_model_directive_reads_the_named_checkpoint(tmp_path):
                str(tmp_path / "run.sh"))
     at = r.invocations[0].span.start
     assert r.context.resolve("model", at).value == str(model)
-    from sglang_lsp.checks.kb.engine import launch_context
+    from sglang_lsp.context.launch import launch_context
 
     ctx = launch_context(r.parsed[0], r.invocations[0], gpu=None, base_dirs=[str(tmp_path)], sglang_version=None,
                          model_dir="ckpt")  # relative to the file's directory

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sglang_lsp.catalog.argv import UNKNOWN
+from sglang_lsp.base.unknown import UNKNOWN
 from sglang_lsp.checks.kb.conditions import ConditionError, Resolver, parse
 
 

@@ -68,7 +68,7 @@ def test_known_gaps_are_still_gaps(verdicts):
 
 
 def test_every_rule_is_exercised_by_the_corpus(verdicts):
-    from sglang_lsp.checks.kb.engine import kb_rules
+    from sglang_lsp.checks.kb.rule import kb_rules
 
     summary, _ = verdicts
     unlabelled = [r.code for r in kb_rules() if summary.per_rule.get(r.code, [0, 0, 0])[0] == 0]

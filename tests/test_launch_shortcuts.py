@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 
 from sglang_lsp.catalog import argv
 from sglang_lsp.context import placement as deployment
-from sglang_lsp.checks.kb import engine as kb_engine
+from sglang_lsp.checks.kb import evaluate as kb_evaluate
+from sglang_lsp.checks.kb.effective import LaunchResolver
+from sglang_lsp.checks.kb.rule import kb_rules
 from sglang_lsp.catalog.catalog import load_catalog
 from sglang_lsp.base.document import Document, decode
 from sglang_lsp.engine.check import Options, check_document, detect_language
@@ -61,10 +63,10 @@ FILES = sorted(p for p in [*(ROOT / "tests" / "fixtures" / "rules").rglob("*"), 
 
 def _every_rule(parsed, ctx, declared) -> list[str]:
     """The rules that fire, each condition evaluated in full, nothing memoised or skipped."""
-    resolver = kb_engine.LaunchResolver(parsed, ctx, declared)
+    resolver = LaunchResolver(parsed, ctx, declared)
     version = ctx.sglang_version or parsed.catalog.sglang_version
     out = []
-    for rule in kb_engine.kb_rules():
+    for rule in kb_rules():
         if not rule.applies_to(version) or (rule.skip_for_dummy_model and ctx.model_dummy):
             continue
         try:
@@ -82,7 +84,7 @@ def test_rules_fire_as_if_every_condition_were_evaluated(gpu, monkeypatch):
     one, and its findings name the rules a plain evaluation of every condition fires, in the
     rules' order."""
     compared = 0
-    original = kb_engine.evaluate
+    original = kb_evaluate.evaluate
 
     def both(parsed, ctx, inv=None, **kw):
         nonlocal compared
@@ -91,7 +93,7 @@ def test_rules_fire_as_if_every_condition_were_evaluated(gpu, monkeypatch):
         compared += 1
         return found
 
-    compare = kb_engine._Unset.compare
+    compare = kb_evaluate._Unset.compare
 
     def checked_compare(self, plan, resolver):
         vector, changed = compare(self, plan, resolver)
@@ -99,8 +101,8 @@ def test_rules_fire_as_if_every_condition_were_evaluated(gpu, monkeypatch):
         assert set(changed) >= {i for i, v in enumerate(vector) if v != self.vector[i]}
         return vector, changed
 
-    monkeypatch.setattr(kb_engine, "evaluate", both)
-    monkeypatch.setattr(kb_engine._Unset, "compare", checked_compare)
+    monkeypatch.setattr(kb_evaluate, "evaluate", both)
+    monkeypatch.setattr(kb_evaluate._Unset, "compare", checked_compare)
     for path in FILES:
         text = decode(path.read_bytes())
         language = detect_language(str(path), text) or "shell"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from sglang_lsp.catalog import catalog as catalog_mod
 from sglang_lsp.catalog import versions
-from sglang_lsp.catalog.argv import UNKNOWN, resolve
+from sglang_lsp.base.unknown import UNKNOWN
+from sglang_lsp.catalog.argv import resolve
 from sglang_lsp.catalog.catalog import Catalog, catalog_for
 from sglang_lsp.cli.main import main
 from sglang_lsp.engine.check import Options, check
@@ -185,7 +186,8 @@ def test_config_key_of_a_removed_flag_is_renamed(tmp_path):
 # --- KB rules only inside their release range --------------------------------------------------
 
 def test_kb_rules_hold_only_inside_their_range_and_their_names_exist_there():
-    from sglang_lsp.checks.kb.engine import kb_rules, validate_rule_names
+    from sglang_lsp.checks.kb.rule import kb_rules
+    from sglang_lsp.checks.kb.index import validate_rule_names
 
     problems = []
     for rule in kb_rules():
@@ -226,7 +228,7 @@ def _compared_choices(tree) -> list[tuple[str, str]]:
 
 
 def test_kb_rule_choice_literals_are_choices_in_every_release_of_their_range():
-    from sglang_lsp.checks.kb.engine import kb_rules
+    from sglang_lsp.checks.kb.rule import kb_rules
 
     problems = []
     checked = 0

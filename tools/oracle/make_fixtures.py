@@ -80,7 +80,7 @@ def main() -> None:
     ap.add_argument("corpus")
     ap.add_argument("--codes", default="")
     a = ap.parse_args()
-    from sglang_lsp.checks.kb.engine import kb_rules
+    from sglang_lsp.checks.kb.rule import kb_rules
 
     from sglang_lsp.catalog.catalog import load_catalog
 

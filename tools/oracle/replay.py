@@ -39,7 +39,7 @@ if str(ROOT / "server") not in sys.path:
 
 from sglang_lsp.engine.check import Options, check  # noqa: E402
 from sglang_lsp.base.findings import Severity  # noqa: E402
-from sglang_lsp.checks.kb.engine import kb_rules  # noqa: E402
+from sglang_lsp.checks.kb.rule import kb_rules  # noqa: E402
 
 JUDGED = ("ok", "error")  # harness_limit / timeout / crash are not sglang's verdict
 

@@ -24,25 +24,9 @@ from .. import rules
 from .catalog import Catalog, Option
 from ..base.findings import Applicability, Edit, Finding, Fix, Record, Span
 from ..base.invocation import Word
+from ..base.unknown import UNKNOWN
 from .valuetypes import convert, describe
 
-
-class _Unknown:
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "UNKNOWN"
-
-    def __bool__(self) -> bool:  # pragma: no cover - guard against accidental truthiness
-        raise TypeError("UNKNOWN has no truth value; test `is UNKNOWN`")
-
-
-UNKNOWN: Any = _Unknown()
 
 # Frequently pasted flags of other inference servers (vLLM, TGI) → what sglang calls them.
 FOREIGN_FLAGS = {
@@ -690,7 +674,7 @@ def _apply(use: FlagUse, values: dict[str, Any]) -> None:
 
 _CLEAN_MAX = 1 << 12  # remembered clean values of one option reading
 _UNSEEN = object()
-_IMMUTABLE = (str, int, float, bool, type(None), _Unknown)
+_IMMUTABLE = (str, int, float, bool, type(None), type(UNKNOWN))
 
 
 def _convert_values(cat: Catalog, c: _Classified, use: FlagUse, findings: list[Finding]) -> None:

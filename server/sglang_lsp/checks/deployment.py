@@ -17,13 +17,15 @@ import re
 from typing import Any
 
 from .. import logger, rules
-from ..catalog.argv import UNKNOWN, FlagUse, ParsedArgs
+from ..base.unknown import UNKNOWN
+from ..catalog.argv import FlagUse, ParsedArgs
 from ..context.facts import exported_env
 from ..context.placement import (GPU_LABELS, Matches, Mover, Placement, Probe, Value, carry_matches, gpu_from_resource,
                          image_facts, placement, same_moved)
 from ..base.document import Document
 from ..base.findings import Applicability, Edit, Finding, Fix, Span, contain_failure
 from ..base.invocation import Invocation
+from ..fixes.edits import add_flag_edits
 
 log = logger(__name__)
 
@@ -144,9 +146,9 @@ def _same_exports(old: Document, new: Document, mover: Mover) -> bool:
     """Whether what :func:`_script_env` read of ``old`` as a whole is in ``new`` the same, moved."""
     before = old.derived.get("top_level_exports")
     if before is not None:
-        from ..context.facts import _top_level_exports
+        from ..context.facts import top_level_exports
 
-        now = _top_level_exports(new, None)  # (the incremental check carries them: no parse)
+        now = top_level_exports(new, None)  # (the incremental check carries them: no parse)
         if (before != now) if not mover.delta else (
                 [(k, v) for _, k, v in before] != [(k, v) for _, k, v in now]
                 or not same_moved(mover, [a for a, _, _ in before], [a for a, _, _ in now])):
@@ -536,11 +538,9 @@ def _probe_path(probe: Probe, port: int, named: dict[str, Value]) -> list[Findin
 
 
 def _add_host_fix(launch: Launch, doc: Document) -> Fix | None:
-    from .kb.engine import _add_edits
-
     use = launch.parsed.last_use("host")
     if use is None:
-        edits = _add_edits(launch.inv, launch.parsed, "--host", "0.0.0.0",
+        edits = add_flag_edits(launch.inv, launch.parsed, "--host", "0.0.0.0",
                            lambda p: doc.text if p in (None, doc.path) else None)
         return Fix("Listen on `0.0.0.0`", Applicability.UNSAFE, edits) if edits else None
     if use.values and use.values[0].origin in ("shell", "yaml") and use.values[0].text is not None:

@@ -44,7 +44,7 @@ def _indent(text: str, n: int = 4) -> str:
 
 
 def run_explain(args) -> int:
-    from ..checks.kb.engine import explain_text
+    from ..checks.kb.explain import explain_text
 
     if args.gpu and bad_gpu(args.gpu):
         return 2

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..catalog.argv import UNKNOWN
+from ..base.unknown import UNKNOWN
 from ..base.findings import Record
 
 # ---------------------------------------------------------------------------------------------
@@ -539,14 +539,14 @@ def exported_env(doc: Any, before: int, tree=None) -> dict[str, str | None]:
     when it cannot be known (an expansion, or an export inside a function, loop or condition is
     not taken into account)."""
     out: dict[str, str | None] = {}
-    for start, key, value in _top_level_exports(doc, tree):
+    for start, key, value in top_level_exports(doc, tree):
         if start >= before:
             break
         out[key] = value
     return out
 
 
-def _top_level_exports(doc: Any, tree=None) -> list[tuple[int, str, str | None]]:
+def top_level_exports(doc: Any, tree=None) -> list[tuple[int, str, str | None]]:
     """Every top-level ``export NAME=value`` of a script in order, read once per checked
     document (each launch of the file asks for the exports before it). ``tree``: the script's
     tree when at hand, else it is parsed here."""
@@ -587,3 +587,11 @@ def _literal(data: bytes, node) -> str | None:
         inner = text[1:-1]
         return None if any(c in inner for c in "$`\\") else inner
     return None
+
+
+MODEL_FACT_NAMES = {
+    "known", "dummy", "path", "arch", "architecture", "model_type", "is_moe", "is_mla", "num_experts", "dtype",
+    "quant_method", "is_quantized", "quant_bits", "quant_group_size", "quant_symmetric", "quant_actorder",
+    "quant_strategy", "quant_type", "quant_format", "quant_act_bits", "quant_act_dynamic", "quant_fp8_block",
+    "quant_activation_scheme", "quant_algo", "quant_weight_dtype", "is_draft", "is_adapter", *DIM_FACTS,
+}

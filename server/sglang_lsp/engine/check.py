@@ -24,7 +24,8 @@ from ..checks.deployment import deployment_findings
 from ..base.document import Document, decode
 from ..base.findings import Applicability, CheckError, Edit, Finding, Fix, Record, Span
 from ..base.invocation import Invocation, Word
-from ..checks.kb.engine import add_inferred, kb_findings
+from ..context.launch import add_inferred
+from ..checks.kb.evaluate import kb_findings
 from ..extract.shell import Source, extract
 from ..checks.shell import (HeredocFile, continuation_findings, explain_placeholders, heredoc_files,
                            unassigned_variable_findings)
@@ -86,7 +87,9 @@ class Result:
         # id(invocation) → the parse of its argv
         self.launch_parses = {} if launch_parses is None else launch_parses
         self.options = options
-        self.context = context  # precedence.LaunchContext: gpu, sglang version, model … with their origins
+        # precedence.LaunchContext: gpu, sglang version, model … with their origins (a Result made
+        # without one, for a file that is not checked, has its options' settings alone)
+        self.context = context if context is not None else file_context.begin(document, options or Options())
         self.directives = directives  # directives.Directives of the file (None: no `sglang-lsp:` comment)
         # for the language server's incremental re-check (sglang_lsp.engine.incremental): the script's
         # variable scope (shell), and id(invocation) → the findings its own checks produced

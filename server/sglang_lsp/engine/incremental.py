@@ -53,7 +53,7 @@ from ..base.document import Document
 from .check import (Options, Result, _catalog_named, _check_invocation, _without_echoes, check_document)
 from ..base.findings import Edit, Finding, Fix, Span
 from ..base.invocation import CharRun, Invocation, Word
-from ..checks.kb.engine import add_inferred
+from ..context.launch import add_inferred
 from ..extract.shell import ShellScript, Source, extract
 from ..checks.shell import continuation_findings, explain_placeholders, unassigned_variable_findings
 

@@ -42,7 +42,7 @@ _DIRECTIVE_KEYS = {"gpu": "gpu", "sglang": "sglang-version", "model": "model"}
 def _validators():
     from ..catalog.catalog import available_versions
     from ..context.facts import gpu_profile
-    from ..checks.kb.engine import MODEL_FACT_NAMES
+    from ..context.facts import MODEL_FACT_NAMES
     from ..catalog.versions import releases
 
     known = tuple(dict.fromkeys([*releases(), *available_versions()]))  # for suggestions; validity: resolve_version

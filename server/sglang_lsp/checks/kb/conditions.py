@@ -27,7 +27,7 @@ import functools
 import re
 from typing import Any, Callable, NamedTuple
 
-from ...catalog.argv import UNKNOWN
+from ...base.unknown import UNKNOWN
 
 NAMESPACES = ("args", "gpu", "model", "draft", "env", "effective", "sglang")
 
@@ -519,3 +519,27 @@ def _node(n: list) -> tuple:
     if kind in ("cmp", "arith"):
         return (kind, n[1], _node(n[2]), _node(n[3]))
     raise ConditionError(f"bad node {n!r}")
+
+
+def condition_reads(condition: Condition) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the names whose values ``condition`` reads, the names it asks ``given()`` about), from its
+    tree (``kb/index.json`` keeps them, so a check does not walk the trees)."""
+    given: set[str] = set()
+
+    def walk(n) -> None:
+        if n[0] == "call":
+            if n[1] == "given" and n[2] and n[2][0][0] == "name":
+                given.add(n[2][0][1])
+            for x in n[2]:
+                walk(x)
+        elif n[0] in ("list", "and", "or"):
+            for x in n[1]:
+                walk(x)
+        elif n[0] in ("not", "neg"):
+            walk(n[1])
+        elif n[0] in ("cmp", "arith"):
+            walk(n[2])
+            walk(n[3])
+
+    walk(condition.tree)
+    return tuple(sorted(condition.names())), tuple(sorted(given))

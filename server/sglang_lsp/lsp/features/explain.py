@@ -115,7 +115,7 @@ _RECORD_FIELDS = ("id", "documentation", "solutions", "exampleFix", "messagePatt
 
 
 def _kb_matches(line: str, seen: set[str]) -> list[dict]:
-    from ...checks.kb.engine import explain_text
+    from ...checks.kb.explain import explain_text
 
     out = []
     for ex in explain_text(line):
