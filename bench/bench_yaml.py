@@ -11,7 +11,7 @@ workloads; about one launch in five carries a typical mistake. Then it times, ov
 passes (median reported):
 
 * bare: read the file and parse it with tree-sitter-yaml;
-* extract: read the file and run :func:`sglang_lsp.extract.yaml.extract.extract_yaml` (the YAML part:
+* extract: read the file and run :func:`sglang_lsp.extract.yaml.scan.extract_yaml` (the YAML part:
   masking, parsing, finding launches, decoding scalars, shell in YAML, positions);
 * full: read the file and run :func:`sglang_lsp.engine.check.check_document` on it (extraction, argv
   resolution against the catalog and the knowledge-base rules for every launch);
@@ -52,7 +52,7 @@ import sglang_lsp  # noqa: E402
 from sglang_lsp.base.document import Document, decode  # noqa: E402
 from sglang_lsp.catalog.catalog import load_catalog  # noqa: E402
 from sglang_lsp.engine.check import Options, check_document  # noqa: E402
-from sglang_lsp.extract.yaml.extract import extract_yaml  # noqa: E402
+from sglang_lsp.extract.yaml.scan import extract_yaml  # noqa: E402
 
 MODELS = ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-72B-Instruct", "deepseek-ai/DeepSeek-V3-0324",
           "/models/Meta-Llama-3.1-405B-Instruct-FP8", "Qwen/Qwen3-235B-A22B-FP8"]

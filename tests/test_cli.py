@@ -204,7 +204,7 @@ def test_check_of_a_clean_script_loads_only_what_it_needs(tmp_path):
     (tmp_path / "a.sh").write_text(CLEAN)
     unwanted = ["logging", "difflib", "decimal", "csv", "argparse", "gettext", "dataclasses", "inspect",
                 "sglang_lsp.config.project", "sglang_lsp.context.directives", "sglang_lsp.engine.suppress", "sglang_lsp.extract.sglang_config",
-                "sglang_lsp.extract.yaml.extract", "sglang_lsp.engine.fixing"]
+                "sglang_lsp.extract.yaml.scan", "sglang_lsp.engine.fixing"]
     assert _imported_by_check(["check", "a.sh"], unwanted, tmp_path) == (0, [])
 
 

@@ -429,7 +429,7 @@ def _union(classes: list[GpuClass]) -> GpuClass | None:
 
 def _yaml_view(doc: Document) -> _YamlView:
     """The placements of ``doc``'s launches, read once per document from the YAML tree that
-    :func:`.yaml_extract.extract_yaml` parsed for the same document (a check runs it first)."""
+    :func:`sglang_lsp.extract.yaml.scan.extract_yaml` parsed for the same document (a check runs it first)."""
     view = doc.derived.get("yaml_view")
     if view is None:
         view = doc.derived["yaml_view"] = _YamlView(doc)
@@ -438,7 +438,7 @@ def _yaml_view(doc: Document) -> _YamlView:
 
 class _YamlView:
     def __init__(self, doc: Document):
-        from ..extract.yaml.extract import yaml_reader
+        from ..extract.yaml.scan import yaml_reader
 
         self.doc = doc
         self.ex = yaml_reader(doc)  # the file's tree and its YAML helpers (anchors, merge keys, scalars)
@@ -447,10 +447,10 @@ class _YamlView:
         self._up: dict[int, Any] = {}  # node id → its parent (None: the root)
 
     def _value(self, node: Any, key_span: Span | None = None) -> Value | None:
-        sc = self.ex._scalar(node)
+        sc = self.ex.node_scalar(node)
         if sc is None:
             return None
-        if self.ex.holes and self.ex._in_hole(sc.spans or [sc.span]) is not None:
+        if self.ex.holes and self.ex.in_hole(sc.spans or [sc.span]) is not None:
             return None  # a template: unknown
         a, b = sc.content_span if sc.style != "plain" else sc.span
         return Value(sc.text, Span(a, b), key_span)
@@ -470,7 +470,7 @@ class _YamlView:
         if got is None:
             start = mapping.start_byte
             got = self._pairs_memo[mapping.id] = {k: (v, key, start)
-                                                  for k, (v, key) in self.ex._keyed_fields(mapping).items()}
+                                                  for k, (v, key) in self.ex.keyed_fields(mapping).items()}
         return got
 
     @staticmethod
@@ -483,30 +483,30 @@ class _YamlView:
         """The scalar value of a mapping entry, with its key's range."""
         return self._value(entry[0], self._key_span(entry))
 
-    def _fields(self, mapping: Any) -> dict[str, Any]:
+    def fields(self, mapping: Any) -> dict[str, Any]:
         """Key → value node of a mapping, for the readers that need no key span."""
-        return self.ex._fields(mapping)
+        return self.ex.fields(mapping)
 
     def _map(self, node: Any) -> Any:
-        target = self.ex._resolve(node)
+        target = self.ex.resolve(node)
         return target if target is not None and target.type in ("block_mapping", "flow_mapping") else None
 
     def _seq(self, node: Any) -> list[Any]:
-        target = self.ex._resolve(node)
+        target = self.ex.resolve(node)
         if target is None or target.type not in ("block_sequence", "flow_sequence"):
             return []
-        return self.ex._items(target)
+        return self.ex.items(target)
 
     def _chain(self, pos: int) -> list[tuple[str, Any]]:
         """(key, pair node) of every mapping pair around byte ``pos``, outermost first (the nodes
         around it are kept: :meth:`_parent` answers for them)."""
-        node = self.ex._node_at(pos, pos + 1)
-        lineage = [node, *self.ex._parents(node)]
+        node = self.ex.node_at(pos, pos + 1)
+        lineage = [node, *self.ex.parents(node)]
         out = []
         for n, up in zip(lineage, lineage[1:]):
             self._up[n.id] = up
             if n.type in ("block_mapping_pair", "flow_pair"):
-                key = self.ex._key(n)
+                key = self.ex.key(n)
                 if key is not None:
                     out.append((key, n))
         return out[::-1]
@@ -514,7 +514,7 @@ class _YamlView:
     def _parent(self, node: Any) -> Any:
         """``node.parent``, without py-tree-sitter's search from the root (see ``_parents``)."""
         if node.id not in self._up:
-            up = self.ex._parents(node)
+            up = self.ex.parents(node)
             self._up[node.id] = up[0] if up else None
         return self._up[node.id]
 
@@ -547,7 +547,7 @@ class _YamlView:
         # first key of the mapping: look from the key that holds the pod spec)
         up = self._parent(podspec)
         holder = self._parent(up) if up is not None and self._parent(up) is not None else podspec
-        out.templated = self.ex._overlaps_template(holder.start_byte, podspec.end_byte)
+        out.templated = self.ex.overlaps_template(holder.start_byte, podspec.end_byte)
         cf = self._pair_map(container)
         if "image" in cf:
             out.image = self._entry_value(cf["image"])
@@ -579,7 +579,7 @@ class _YamlView:
         out.shm = None if out.templated and not self._k8s_shm(podspec, cf) else self._k8s_shm(podspec, cf)
         if single and chain[i][0] == "mainContainer" and not out.shm:
             out.shm = None  # the Dynamo operator mounts a memory-backed /dev/shm of its own (`sharedMemory`)
-        pod = self._fields(podspec)
+        pod = self.fields(podspec)
         if "nodeSelector" in pod:
             for k, v, ks in self._pairs(self._map(pod["nodeSelector"])):
                 val = self._value(v, ks)
@@ -599,9 +599,9 @@ class _YamlView:
             if out.role == "worker" and "leaderTemplate" not in lf:
                 out.role = "all"  # the worker template serves the leader too
         elif keys[:2] == ["spec", "template"]:
-            top = self._fields(self._parent(chain[0][1]))
+            top = self.fields(self._parent(chain[0][1]))
             spec = self._pair_map(self._map(top["spec"])) if "spec" in top else {}
-            if "kind" in top and self.ex._scalar_text(top["kind"]) == "StatefulSet" and "replicas" in spec:
+            if "kind" in top and self.ex.scalar_text(top["kind"]) == "StatefulSet" and "replicas" in spec:
                 # the pods of a StatefulSet run one template; a multi-node launch spans them
                 out.group, out.role = ("statefulset", chain[0][1].start_byte), "all"
                 out.group_size = self._entry_value(spec["replicas"])
@@ -611,7 +611,7 @@ class _YamlView:
         m = self._map(node)
         if m is None:
             return None
-        for handler, value in self._fields(m).items():
+        for handler, value in self.fields(m).items():
             if handler not in ("httpGet", "tcpSocket", "grpc", "exec"):
                 continue
             hf = self._pair_map(self._map(value))
@@ -621,38 +621,38 @@ class _YamlView:
         return None
 
     def _k8s_shm(self, podspec: Any, cf: dict) -> bool | None:
-        mounts = [self._fields(self._map(m)) for m in self._seq(cf["volumeMounts"][0])] \
+        mounts = [self.fields(self._map(m)) for m in self._seq(cf["volumeMounts"][0])] \
             if "volumeMounts" in cf else []
-        pod = self._fields(podspec)
-        if pod.get("hostIPC") is not None and (self.ex._scalar_text(pod["hostIPC"]) or "").lower() == "true":
+        pod = self.fields(podspec)
+        if pod.get("hostIPC") is not None and (self.ex.scalar_text(pod["hostIPC"]) or "").lower() == "true":
             return True
         names = set()
         for m in mounts:
-            path = self.ex._scalar_text(m.get("mountPath"))
+            path = self.ex.scalar_text(m.get("mountPath"))
             if path is None:
                 return None
             if path.rstrip("/") in ("/dev/shm", "/dev"):
-                names.add(self.ex._scalar_text(m.get("name")))
+                names.add(self.ex.scalar_text(m.get("name")))
         if not names:
             return False
         for vol in self._seq(pod.get("volumes")):
-            vf = self._fields(self._map(vol))
-            if self.ex._scalar_text(vf.get("name")) in names:
+            vf = self.fields(self._map(vol))
+            if self.ex.scalar_text(vf.get("name")) in names:
                 return True  # an emptyDir (memory or disk) or host path mounted there: sglang only needs room
         return None
 
     def _affinity(self, node: Any) -> list[tuple[str, list[Value], str]]:
         out = []
-        af = self._fields(self._map(node))
-        na = self._fields(self._map(af.get("nodeAffinity")))
-        req = self._fields(self._map(na.get("requiredDuringSchedulingIgnoredDuringExecution")))
+        af = self.fields(self._map(node))
+        na = self.fields(self._map(af.get("nodeAffinity")))
+        req = self.fields(self._map(na.get("requiredDuringSchedulingIgnoredDuringExecution")))
         terms = self._seq(req.get("nodeSelectorTerms"))
         if len(terms) != 1:
             return out  # terms are ORed: several of them leave the node open
-        tf = self._fields(self._map(terms[0]))
+        tf = self.fields(self._map(terms[0]))
         for expr in self._seq(tf.get("matchExpressions")):
-            ef = self._fields(self._map(expr))
-            key, op = self.ex._scalar_text(ef.get("key")), self.ex._scalar_text(ef.get("operator"))
+            ef = self.fields(self._map(expr))
+            key, op = self.ex.scalar_text(ef.get("key")), self.ex.scalar_text(ef.get("operator"))
             if key is None or op != "In":
                 continue
             values = [self._value(v) for v in self._seq(ef.get("values"))]
@@ -672,13 +672,13 @@ class _YamlView:
             out.image = self._entry_value(sf["image"])
         self._compose_gpus(sf, out)
         self._compose_interpolations(sf, out)
-        network = self.ex._scalar_text(sf["network_mode"][0]) if "network_mode" in sf else None
+        network = self.ex.scalar_text(sf["network_mode"][0]) if "network_mode" in sf else None
         if "ports" in sf and self._seq(sf["ports"][0]) and network is None:
             out.published = self._key_span(sf["ports"])
-        ipc = self.ex._scalar_text(sf["ipc"][0]) if "ipc" in sf else None
+        ipc = self.ex.scalar_text(sf["ipc"][0]) if "ipc" in sf else None
         if ipc == "host" or "shm_size" in sf:
             out.shm = True
-        elif ipc is not None or service is None or self.ex._overlaps_template(service.start_byte, service.end_byte):
+        elif ipc is not None or service is None or self.ex.overlaps_template(service.start_byte, service.end_byte):
             out.shm = None  # shared with another container (`service:x`), or a template
         else:
             out.shm = False
@@ -686,7 +686,7 @@ class _YamlView:
 
     def _compose_interpolations(self, sf: dict, out: Placement) -> None:
         if "environment" in sf:
-            env = self.ex._resolve(sf["environment"][0])
+            env = self.ex.resolve(sf["environment"][0])
             if env is not None and env.type in ("block_mapping", "flow_mapping"):
                 out.service_env = {k: ks for k, _, ks in self._pairs(env)}
             else:
@@ -699,37 +699,37 @@ class _YamlView:
         for key in ("entrypoint", "command"):
             if key not in sf:
                 continue
-            node = self.ex._resolve(sf[key][0])
+            node = self.ex.resolve(sf[key][0])
             items = self._seq(sf[key][0]) if node is not None and "sequence" in node.type else [sf[key][0]]
             for item in items:
-                sc = self.ex._scalar(item)
+                sc = self.ex.node_scalar(item)
                 if sc is None:
                     continue
                 if first:
                     word = sc.text.split(None, 1)[0] if sc.text.split() else ""
                     out.runs_shell = word.rsplit("/", 1)[-1] in ("sh", "bash", "dash", "zsh", "ash")
                     first = False
-                if self.ex._in_hole(sc.spans) is not None and self.ex.templates and \
-                        any(self.ex._overlaps_template(a, b) for a, b in sc.spans):
+                if self.ex.in_hole(sc.spans) is not None and self.ex.templates and \
+                        any(self.ex.overlaps_template(a, b) for a, b in sc.spans):
                     continue  # a template: its text is not what Compose sees
                 out.interpolations += _interpolations(sc.text, sc.spans)
 
     def _compose_gpus(self, sf: dict, out: Placement) -> None:
         """`deploy.resources.reservations.devices` with the `gpu` capability: `count` or `device_ids`."""
-        deploy = self._fields(self._map(sf["deploy"][0])) if "deploy" in sf else {}
-        res = self._fields(self._map(deploy.get("resources")))
-        rsv = self._fields(self._map(res.get("reservations")))
+        deploy = self.fields(self._map(sf["deploy"][0])) if "deploy" in sf else {}
+        res = self.fields(self._map(deploy.get("resources")))
+        rsv = self.fields(self._map(res.get("reservations")))
         devices = self._seq(rsv.get("devices"))
         gpu_devices = []
         for dev in devices:
             df = self._pair_map(self._map(dev))
-            caps = [self.ex._scalar_text(c) for c in self._seq(df["capabilities"][0])] if "capabilities" in df else []
+            caps = [self.ex.scalar_text(c) for c in self._seq(df["capabilities"][0])] if "capabilities" in df else []
             if "gpu" in caps:
                 gpu_devices.append(df)
         if len(gpu_devices) != 1:
             return  # none, or several requests: not counted
         df = gpu_devices[0]
-        driver = self.ex._scalar_text(df["driver"][0]) if "driver" in df else None
+        driver = self.ex.scalar_text(df["driver"][0]) if "driver" in df else None
         name = "amd.com/gpu" if driver == "amd" else "nvidia.com/gpu"
         if "count" in df:
             v = self._entry_value(df["count"])
@@ -770,7 +770,7 @@ class _YamlView:
         GPUs of each node. A memory size alone (`24GB`) or a range (`1..8`) names no GPU or count."""
         if not chain:
             return
-        top = self._fields(self._parent(chain[0][1]))
+        top = self.fields(self._parent(chain[0][1]))
         res = self._pair_map(self._map(top.get("resources")))
         key = next((k for k in ("accelerators", "gpus", "gpu") if k in res), None)
         if key is None:
@@ -808,9 +808,9 @@ class _YamlView:
         """The placement of a launch that a script in a YAML string (a CI step's `run:`) starts
         with `docker run … IMAGE python -m sglang…`, read like a shell script's, with every range
         mapped back to the YAML file; ``None`` when the launch is not in a `docker run`."""
-        node = self.ex._around(self.ex._node_at(pos, pos + 1), ("block_scalar", "plain_scalar",
+        node = self.ex.around(self.ex.node_at(pos, pos + 1), ("block_scalar", "plain_scalar",
                                                                   "double_quote_scalar", "single_quote_scalar"))
-        sc = self.ex._scalar(node) if node is not None else None
+        sc = self.ex.node_scalar(node) if node is not None else None
         if sc is None or not sc.spans or not re.search(r"\b(?:docker|podman)\b", sc.text):
             return None
         starts = [a for a, _ in sc.spans]

@@ -132,7 +132,7 @@ def check_document(doc: Document, options: Options | None = None, old_tree: Any 
     language server's incremental sync); the findings never depend on it."""
     options = options or Options()
     context = file_context.begin(doc, options)
-    cat = _catalog_named(context.value("sglang-version"))
+    cat = catalog_named(context.value("sglang-version"))
     result = Result(doc.path, doc, [], options=options, context=context)
     try:
         if doc.language == "yaml":
@@ -185,8 +185,8 @@ def _check_shell(doc: Document, cat: Catalog, result: Result, old_tree: Any = No
         if inv.kind != "server":
             continue
         refs = _heredoc_config_refs(inv, written, cat, result, reported) if written else None
-        _check_invocation(inv, cat, result, refs)
-    result.findings = _without_echoes(explain_placeholders(doc, result.findings, result.parsed))
+        check_invocation(inv, cat, result, refs)
+    result.findings = without_echoes(explain_placeholders(doc, result.findings, result.parsed))
 
 
 def _heredoc_config_refs(inv: Invocation, written: list[HeredocFile], cat: Catalog, result: Result,
@@ -194,7 +194,7 @@ def _heredoc_config_refs(inv: Invocation, written: list[HeredocFile], cat: Catal
     """`--config NAME` of a launch whose script wrote NAME from a here-document before it: the
     config is read from the here-document, its findings placed on its lines."""
     from ..extract.sglang_config import read_config
-    from ..extract.yaml.extract import ConfigRef, _remap_config
+    from ..extract.yaml.configs import ConfigRef, remap_config
 
     refs: dict = {}
     args = inv.args
@@ -213,7 +213,7 @@ def _heredoc_config_refs(inv: Invocation, written: list[HeredocFile], cat: Catal
         cfg = read_config(source.text, None, cat)
         if source.char_spans:
             start, end = source.char_spans[0][0], source.char_spans[-1][1]
-            _remap_config(cfg, Word(source.text, Span(start, end), source.char_spans))
+            remap_config(cfg, Word(source.text, Span(start, end), source.char_spans))
         if source.written_at not in reported:  # each here-document's own findings once
             reported.add(source.written_at)
             result.findings += cfg.findings
@@ -229,7 +229,7 @@ def _program_span(inv: Invocation) -> Span:
     return inv.span
 
 
-def _check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs: dict | None = None) -> None:
+def check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs: dict | None = None) -> None:
     first = len(result.findings)
     _check_launch(inv, cat, result, config_refs)
     result.launch_findings[id(inv)] = result.findings[first:]
@@ -263,10 +263,10 @@ def _catalog_of(inv: Invocation, cat: Catalog, result: Result) -> Catalog:
     version = version or getattr(inv, "sglang_version", None)
     if not version or version == cat.sglang_version:
         return cat
-    return _catalog_named(version, cat)
+    return catalog_named(version, cat)
 
 
-def _catalog_named(version: str | None, fallback: Catalog | None = None) -> Catalog:
+def catalog_named(version: str | None, fallback: Catalog | None = None) -> Catalog:
     """The catalog of ``version``; a release no catalog is known for falls back to ``fallback``
     (the file's catalog, or the default target's). Command-line and setting values are
     validated before any check runs, so only in-file and inferred values can land here."""
@@ -346,7 +346,7 @@ def _config_words(args: list[Word], inv: Invocation, cat: Catalog, result: Resul
                   config_refs: dict | None = None) -> tuple[list[Word], bool]:
     """The words a `--config` file contributes, and whether they are known (a file that cannot be
     read leaves the launch open: its contents may supply any flag). ``config_refs`` (YAML files,
-    see :class:`sglang_lsp.extract.yaml.extract.ConfigRef`) maps a path word's span to what it names
+    see :class:`sglang_lsp.extract.yaml.configs.ConfigRef`) maps a path word's span to what it names
     inside the container: a ConfigMap's config, a bind-mounted local file, or nothing knowable."""
     if cat.lookup("--config") is None:
         return [], True  # a release before `--config` existed (0.5.3): the word is just unknown
@@ -428,7 +428,7 @@ def _load_config(path_word: Word, inv: Invocation, cat: Catalog, result: Result)
     return cfg.words if cfg.is_mapping else None
 
 
-def _without_echoes(findings: list[Finding]) -> list[Finding]:
+def without_echoes(findings: list[Finding]) -> list[Finding]:
     """Each problem once: a line end escaped with `\\ ` (SGL012) or folded in YAML (SGL024) also
     shows up as a stray argument (SGL013), and a config in a ConfigMap is checked on its own and
     again merged into its launch."""
@@ -444,7 +444,7 @@ def _without_echoes(findings: list[Finding]) -> list[Finding]:
     return kept
 
 
-def _check_config(cfg: Any, cat: Catalog, result: Result) -> None:
+def check_config(cfg: Any, cat: Catalog, result: Result) -> None:
     """An sglang ``--config`` mapping in a YAML file (a :class:`.config_file.ConfigFile`), checked
     on its own: its YAML problems, its flags, and the knowledge-base rules at its first key."""
     result.findings += cfg.findings
@@ -455,19 +455,28 @@ def _check_config(cfg: Any, cat: Catalog, result: Result) -> None:
     result.findings += kb_findings(parsed, None, result, Span(0, 0), at=at)
 
 
+def yaml_scan_findings(doc: Document, scan: Any) -> list[Finding]:
+    """What a YAML scan (:class:`~sglang_lsp.extract.yaml.scan.YamlScan`) found wrong in the YAML
+    itself, and the `\\`-continuation checks of the shell scripts in its literal block scalars."""
+    found = list(scan.findings)
+    for script in scan.literal_scripts:
+        found += continuation_findings(doc, script)
+    return found
+
+
 def _check_yaml(doc: Document, cat: Catalog, result: Result) -> None:
-    """Launches in a YAML file (Kubernetes, compose, shell in YAML; see :mod:`.yaml_extract`) and
+    """Launches in a YAML file (Kubernetes, compose, shell in YAML; see :mod:`sglang_lsp.extract.yaml.scan`) and
     sglang ``--config`` mappings in it, each checked like the shell path checks its own."""
-    from ..extract.yaml.extract import extract_yaml
+    from ..extract.yaml.scan import extract_yaml
 
     base_dir = os.path.dirname(doc.path) if doc.path else None
     scan = extract_yaml(doc, base_dir, cat)
     result.invocations = scan.invocations
     file_context.attach(result, scan.invocations)
-    result.findings += scan.findings
+    result.findings += yaml_scan_findings(doc, scan)
     for cfg in scan.configs:
-        _check_config(cfg, cat, result)
+        check_config(cfg, cat, result)
     for inv in scan.invocations:
         if inv.kind == "server":
-            _check_invocation(inv, cat, result, scan.config_refs)
-    result.findings = _without_echoes(result.findings)
+            check_invocation(inv, cat, result, scan.config_refs)
+    result.findings = without_echoes(result.findings)

@@ -50,7 +50,7 @@ from ..catalog.argv import FlagUse, ParsedArgs
 from ..context.placement import carry_placements
 from ..checks.deployment import carry_launches, deployment_findings
 from ..base.document import Document
-from .check import (Options, Result, _catalog_named, _check_invocation, _without_echoes, check_document)
+from .check import (Options, Result, catalog_named, check_invocation, without_echoes, check_document)
 from ..base.findings import Edit, Finding, Fix, Span
 from ..base.invocation import CharRun, Invocation, Word
 from ..context.launch import add_inferred
@@ -739,7 +739,7 @@ def _assemble(doc: Document, options: Options, previous: Result, tree: Any, scop
     _carry_exports(old_doc, doc, shifter)
     placed = carry_placements(old_doc, doc, shifter)
     context = file_context.begin(doc, options)
-    cat = _catalog_named(context.value("sglang-version"))
+    cat = catalog_named(context.value("sglang-version"))
     result = Result(doc.path, doc, [], options=options, context=context)
     result.tree, result.scope, result.invocations = tree, scope, invocations
     file_context.attach(result, invocations)
@@ -752,8 +752,8 @@ def _assemble(doc: Document, options: Options, previous: Result, tree: Any, scop
             continue
         old = reused.get(id(inv))
         if old is None or not reuse.take(inv, old):
-            _check_invocation(inv, cat, result)
-    result.findings = _without_echoes(explain_placeholders(doc, result.findings, result.parsed))
+            check_invocation(inv, cat, result)
+    result.findings = without_echoes(explain_placeholders(doc, result.findings, result.parsed))
     carried = carry_launches(old_doc, doc, reuse.kept, shifter) if placed else None
     result.findings += deployment_findings(doc, result, carried)
     if result.errors:
@@ -834,7 +834,7 @@ class _Reuse:
             add_inferred(result, inv)
         try:
             if not quiet and not self._sees_the_same(old, inv, mark):
-                del result.context.values[mark:]  # _check_invocation infers them again
+                del result.context.values[mark:]  # check_invocation infers them again
                 return False
             moved = self._moved_findings(old, inv, findings)
             parsed = self.previous.launch_parses.get(id(old))

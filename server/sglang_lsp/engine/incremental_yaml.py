@@ -12,7 +12,7 @@ after the edit, is read by the extraction or the checks of another document. The
   depends on it alone: their launches, parses, inferred context values and findings (each placed
   in its own document) are the previous ones, those after the edit moved by its length change
   (bytes and lines);
-* the changed documents are extracted again on their own (:func:`.yaml_extract.extract_yaml_part`,
+* the changed documents are extracted again on their own (:func:`sglang_lsp.extract.yaml.scan.extract_yaml_part`,
   reading the new tree of the whole file), and their launches checked as the engine checks them:
   catalog and knowledge-base rules, the deployment checks (their groups, containers and images
   are those of one document), duplicates dropped, rule selection and severities;
@@ -61,13 +61,13 @@ from ..catalog.argv import ParsedArgs
 from ..extract.sglang_config import ConfigFile
 from ..checks.deployment import deployment_findings
 from ..base.document import Document
-from .check import (Options, Result, _catalog_named, _check_config, _check_invocation, _without_echoes,
-                     check_document)
+from .check import (Options, Result, catalog_named, check_config, check_invocation, without_echoes,
+                     check_document, yaml_scan_findings)
 from ..base.findings import Finding, Span
 from .incremental import Recheck, _common_ends, _Straddles, _touching
 from ..base.invocation import CharRun, Invocation, Word
 from ..context.precedence import Value
-from ..extract.yaml.extract import extract_yaml_part, service_names
+from ..extract.yaml.scan import extract_yaml_part, service_names
 
 log = logger(__name__)
 
@@ -82,7 +82,7 @@ _new_span = tuple.__new__  # Span(a, b) without the named tuple's __new__ in Pyt
 
 class YamlState:
     """What re-checking the next version needs beyond its Result: how many of its launches come
-    from containers (the first ones, see :func:`.yaml_extract.extract_yaml_part`), and the sglang
+    from containers (the first ones, see :func:`sglang_lsp.extract.yaml.scan.extract_yaml_part`), and the sglang
     configs its ConfigMaps hold (a launch anywhere may read one)."""
 
     __slots__ = ("containers", "configs")
@@ -195,9 +195,9 @@ def _introduces(new: bytes, start: int, end: int) -> bool:
 
 def _compose(data: bytes) -> bool:
     """A top-level ``services:`` key: compose services (each reads the file's bind mounts)."""
-    from ..extract.yaml.extract import _SERVICES_KEY
+    from ..extract.yaml.scan import SERVICES_KEY
 
-    return b"services" in data and _SERVICES_KEY.search(data) is not None
+    return b"services" in data and SERVICES_KEY.search(data) is not None
 
 
 # ---------------------------------------------------------------------------------------
@@ -319,7 +319,7 @@ def _top_span(root: Any, at: int) -> Span:
 
 def _reads(inv: Invocation, name: str) -> bool:
     """Whether a launch names a ``--config`` file called ``name`` (what a ConfigMap config is
-    found by, see :meth:`.yaml_extract._Extractor._config_refs`)."""
+    found by, see :meth:`sglang_lsp.extract.yaml.configs.ConfigReader._config_refs`)."""
     args = inv.args
     return any(w.text == "--config" and args[k + 1].text is not None and os.path.basename(args[k + 1].text) == name
                for k, w in enumerate(args[:-1]))
@@ -409,7 +409,7 @@ def _assemble(doc: Document, options: Options, tree: Any, start: int, stop: int,
     YAML file (:func:`sglang_lsp.engine.check._check_yaml`, then deployment checks and the last step),
     joined with what is reused."""
     context = file_context.begin(doc, options)
-    cat = _catalog_named(context.value("sglang-version"))
+    cat = catalog_named(context.value("sglang-version"))
     base_dir = os.path.dirname(doc.path) if doc.path else None
     held = {h.name: ConfigFile(h.path, h.words) for h in reused.configs}
     scan, containers = extract_yaml_part(doc, base_dir, cat, tree, start, stop, held)
@@ -419,16 +419,16 @@ def _assemble(doc: Document, options: Options, tree: Any, start: int, stop: int,
     part = Result(doc.path, doc, [], options=options, context=context)
     part.tree, part.invocations = tree, scan.invocations
     file_context.attach(part, scan.invocations)
-    part.findings += scan.findings
+    part.findings += yaml_scan_findings(doc, scan)
     for cfg in scan.configs:  # (as a full check, before any launch adds inferred values)
-        _check_config(cfg, cat, part)
+        check_config(cfg, cat, part)
     for h, parsed in zip(configs, part.parsed):
         h.parsed = parsed
     context.values += reused.values[0]
     for inv in scan.invocations:
         if inv.kind == "server":
-            _check_invocation(inv, cat, part, scan.config_refs)
-    part.findings = _without_echoes(part.findings)
+            check_invocation(inv, cat, part, scan.config_refs)
+    part.findings = without_echoes(part.findings)
     part.findings += deployment_findings(doc, part)
     if part.errors or part.documents:
         return None  # an internal error, or a --config file read from disk: as a full check reports it
