@@ -20,7 +20,7 @@ from collections import Counter
 from typing import Any
 
 from . import release_findings
-from .. import rules
+from ..rules import finding
 from .catalog import Catalog, Option
 from ..base.findings import Applicability, Edit, Finding, Fix, Record, Span
 from ..base.invocation import Word
@@ -264,11 +264,6 @@ def _flag_span(c: _Classified) -> Span:
     return w.span
 
 
-def _finding(code: str, message: str, span: Span, **kw) -> Finding:
-    rule = rules.get(code)
-    return Finding(code=code, severity=rule.severity, message=message, span=span, **kw)
-
-
 def _replace_fix(title: str, span: Span, text: str, applicability: Applicability) -> Fix:
     return Fix(title, applicability, (Edit(span, text),))
 
@@ -423,7 +418,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             # flags are never reported; ambiguity errors come earlier (every word is classified first)
             findings = [f for f in findings if f.code not in _DEFERRED_CODES]
             findings += [_unknown_option(cat, reads[k].bound(words[k])) for k in range(i + 1, n) if reads[k].ambiguous]
-            findings.append(_finding("SGL021", f"`{word.text}` makes sglang print its usage and exit; no server starts",
+            findings.append(finding("SGL021", f"`{word.text}` makes sglang print its usage and exit; no server starts",
                                      word.span, flag="--help"))
             return ParsedArgs(cat, uses, defaults(cat, {}), set(), True, findings)
         if c.written != c.spelling or opt.rejects:
@@ -531,7 +526,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
         for earlier in group[:-1]:
             if earlier.word.origin == "config" and last.word.origin != "config":
                 findings.append(
-                    _finding("SGL019", f"`{earlier.spelling}` from the config file is overridden by the command "
+                    finding("SGL019", f"`{earlier.spelling}` from the config file is overridden by the command "
                              f"line (`{last.written}`)", earlier.flag_span, flag=earlier.spelling,
                              related=[(last.flag_span, "the value that wins")])
                 )
@@ -545,7 +540,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
                 fix = Fix(f"Remove the earlier `{earlier.written}`", Applicability.SAFE,
                           (Edit(_removal_span(words, earlier), ""),))
             findings.append(
-                _finding("SGL009", msg, earlier.flag_span, flag=earlier.spelling,
+                finding("SGL009", msg, earlier.flag_span, flag=earlier.spelling,
                          related=[(last.flag_span, "the occurrence that wins")], fixes=[fix] if fix else [],
                          tags=("unnecessary",) if same else ())
             )
@@ -561,7 +556,7 @@ def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_r
             if opt.dest not in explicit_dests:
                 names = "/".join(opt.option_strings)
                 findings.append(
-                    _finding("SGL014", f"sglang requires `{opt.name}` and this launch does not give it", anchor,
+                    finding("SGL014", f"sglang requires `{opt.name}` and this launch does not give it", anchor,
                              flag=opt.name,
                              sglang_error=r"the following arguments are required: .*" + _esc(names))
                 )
@@ -578,7 +573,7 @@ def _misspelt_or_retired(cat: Catalog, c: _Classified, findings: list[Finding]) 
             findings.append(moved)
         else:
             findings.append(
-                _finding(
+                finding(
                     "SGL007",
                     f"`{c.written}` is an abbreviation of `{c.spelling}`; spell it out so a future flag "
                     f"sharing the prefix cannot make it ambiguous",
@@ -589,7 +584,7 @@ def _misspelt_or_retired(cat: Catalog, c: _Classified, findings: list[Finding]) 
             )
     if opt.rejects:
         findings.append(
-            _finding("SGL015", f"`{c.spelling}` is retired: sglang {cat.sglang_version} refuses it"
+            finding("SGL015", f"`{c.spelling}` is retired: sglang {cat.sglang_version} refuses it"
                      + (f"; use `{opt.replacement}`" if opt.replacement else ""),
                      _flag_span(c), flag=c.spelling, sglang_error=None)
         )
@@ -710,7 +705,7 @@ def _convert_one(cat: Catalog, use: FlagUse, w: Word, sp: Span, findings: list[F
     ok, value = convert(opt.type or "str", w.text)
     if not ok:
         findings.append(
-            _finding(
+            finding(
                 "SGL003",
                 f"`{use.written}` expects {describe(opt.type or 'str')}, not `{w.text}`",
                 sp, flag=use.spelling,
@@ -722,7 +717,7 @@ def _convert_one(cat: Catalog, use: FlagUse, w: Word, sp: Span, findings: list[F
     if opt.action_class == "LoRAPathAction":
         problem = _lora_path_problem(w.text)
         if problem is not None:
-            findings.append(_finding("SGL003", f"`{use.written}` value `{w.text}` {problem[0]}", sp,
+            findings.append(finding("SGL003", f"`{use.written}` value `{w.text}` {problem[0]}", sp,
                                      flag=use.spelling, sglang_error=problem[1]))
             use.converted.append(UNKNOWN)
             return False
@@ -746,7 +741,7 @@ def _convert_one(cat: Catalog, use: FlagUse, w: Word, sp: Span, findings: list[F
     hint = (f"; did you mean `{suggestion}`?" if suggestion else
             f"; did you mean one of {', '.join(f'`{x}`' for x in several)}?" if several else "")
     findings.append(
-        _finding(
+        finding(
             "SGL002",
             f"`{w.text}` is not a valid choice for `{use.spelling}`" + hint + f" (choices: {shown})",
             sp, flag=use.spelling, fixes=fixes,
@@ -844,7 +839,7 @@ def _check_deprecated(cat: Catalog, use: FlagUse, findings: list[Finding]) -> No
     if not fixes and repl:
         fixes.append(Fix(f"Use `{repl}` instead", Applicability.DISPLAY, ()))
     findings.append(
-        _finding(
+        finding(
             "SGL008",
             f"`{use.spelling}` is deprecated in sglang {cat.sglang_version}" + (f"; use `{repl}`" if repl else ""),
             use.flag_span, flag=use.spelling, fixes=fixes, tags=("deprecated",),
@@ -892,7 +887,7 @@ def _stray_or_other_release(cat: Catalog, word: Word) -> Finding:
 
 def _stray(word: Word) -> Finding:
     text = word.text or ""
-    return _finding(
+    return finding(
         "SGL013",
         f"`{text}` is not the value of any flag; sglang's parser rejects it as an unrecognized argument"
         if text.strip() else "a lone escaped space is passed as an argument; sglang's parser rejects it",
@@ -910,7 +905,7 @@ def _unknown_option(cat: Catalog, c: _Classified) -> Finding:
         if moved is not None:
             return moved
         shown = ", ".join(c.ambiguous[:6]) + (" …" if len(c.ambiguous) > 6 else "")
-        return _finding(
+        return finding(
             "SGL006",
             f"`{flag}` is ambiguous: it abbreviates {len(c.ambiguous)} flags ({shown})",
             span, flag=flag, sglang_error=r"ambiguous option: " + _esc(flag),
@@ -922,14 +917,14 @@ def _unknown_option(cat: Catalog, c: _Classified) -> Finding:
         msg = (f"config key `{c.word.config_key}` is passed on as `{flag}`, which sglang does not accept; "
                f"write `{target[2:]}`" if c.word.origin == "config" else
                f"`{flag}` uses underscores; sglang's flag is `{target}`")
-        return _finding(
+        return finding(
             "SGL010", msg, span, flag=target,
             sglang_error=error,
             fixes=_flag_rename_fixes(c.word, span, target),
         )
     if flag.startswith("-") and not flag.startswith("--") and _two_dash_target(cat, flag):
         target = _two_dash_target(cat, flag)
-        return _finding(
+        return finding(
             "SGL001", f"`{flag}` is not a flag; sglang's long flags start with two dashes: `{target}`", span,
             flag=flag, sglang_error=error,
             fixes=[_replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)] if c.word.origin in ("shell", "yaml") else [],
@@ -954,7 +949,7 @@ def _unknown_option(cat: Catalog, c: _Classified) -> Finding:
             fixes.append(_replace_fix(f"Use `{guess}`", span, guess, Applicability.UNSAFE))
     if c.word.origin not in ("shell", "yaml"):
         fixes = []
-    return _finding("SGL001", msg, span, flag=flag, sglang_error=error, fixes=fixes)
+    return finding("SGL001", msg, span, flag=flag, sglang_error=error, fixes=fixes)
 
 
 def _flag_rename_fixes(word: Word, span: Span, target: str) -> list[Fix]:
@@ -980,7 +975,7 @@ def _one_dash(cat: Catalog, opt: Option, c: _Classified) -> Finding:
     flag = word.split("=", 1)[0]
     target = _two_dash_target(cat, word) or "-" + flag
     span = c.word.sub_span(0, len(flag))
-    return _finding(
+    return finding(
         "SGL001",
         f"`{flag}` has one dash, so sglang's parser reads it as `{c.spelling}` followed by `{c.explicit}`; "
         f"write `{target}`",
@@ -997,7 +992,7 @@ def _missing_value(opt: Option, c: _Classified, nargs, need) -> Finding:
         err, what = "expected at least one argument", "at least one value"
     else:
         err, what = f"expected {need} arguments?", f"{need} values"
-    return _finding(
+    return finding(
         "SGL004", f"`{c.written}` needs {what} and gets none", _flag_span(c), flag=c.spelling,
         sglang_error=rf"argument {_names(opt)}: {err}",
     )
@@ -1041,7 +1036,7 @@ def _value_for_switch(opt: Option, c: _Classified, value: Word, span: Span, expl
             fixes.append(Fix(f"Remove the value `{text}`", Applicability.SAFE,
                              (Edit(Span(start, span.end, span.path), ""),)))
     note = " (writing false does not turn it off)" if falsy else ""
-    return _finding(
+    return finding(
         "SGL005", f"`{c.written}` is a switch and takes no value; `{text}` is rejected{note}", span,
         flag=c.spelling, sglang_error=err, fixes=fixes,
     )

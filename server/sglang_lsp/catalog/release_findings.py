@@ -17,17 +17,13 @@ from __future__ import annotations
 
 import re
 
-from .. import rules
+from ..rules import finding
 from . import versions
 from .catalog import Catalog, Option, option_from_raw
 from ..base.findings import Applicability, Edit, Finding, Fix, Span
 from ..base.invocation import Word
 
 _REPLACEMENT = re.compile(r"(--[a-z0-9][a-z0-9-]*)(?:([= ])(\S+))?")
-
-
-def _finding(code: str, message: str, span: Span, **kw) -> Finding:
-    return Finding(code=code, severity=rules.get(code).severity, message=message, span=span, **kw)
 
 
 def old_option(flag: str, release: str) -> Option | None:
@@ -59,9 +55,9 @@ def flag_finding(cat: Catalog, word: Word, flag: str, span: Span, error: str | N
         elif repl:
             msg += f"; use `{repl}`"
         fixes = migration_fixes(cat, word, flag, span, news.last_before, repl) if repl and not stale else []
-        return _finding("SGL031", msg, span, flag=flag, sglang_error=error, fixes=fixes, tags=("deprecated",))
+        return finding("SGL031", msg, span, flag=flag, sglang_error=error, fixes=fixes, tags=("deprecated",))
     msg = f"`{flag}` is newer than sglang {release}: it first appears in {news.first_after}, so {consequence}"
-    return _finding("SGL032", msg, span, flag=flag, sglang_error=error)
+    return finding("SGL032", msg, span, flag=flag, sglang_error=error)
 
 
 def with_value_note(cat: Catalog, finding: Finding, value: str | None) -> Finding:
@@ -158,5 +154,5 @@ def choice_finding(cat: Catalog, use, value_word: Word, span: Span, shown: str, 
     fixes = [Fix(f.title, Applicability.UNSAFE if f.applicability == Applicability.SAFE else f.applicability,
                  f.edits) for f in fixes]
     names = re.escape("/".join(use.option.option_strings)).replace("\\-", "-")
-    return _finding("SGL033", msg, span, flag=use.spelling, fixes=fixes,
+    return finding("SGL033", msg, span, flag=use.spelling, fixes=fixes,
                     sglang_error=rf"argument {names}: invalid choice: {re.escape(repr(text))}")

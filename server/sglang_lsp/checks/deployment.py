@@ -16,7 +16,8 @@ import os
 import re
 from typing import Any
 
-from .. import logger, rules
+from .. import logger
+from ..rules import finding
 from ..base.unknown import UNKNOWN
 from ..catalog.argv import FlagUse, ParsedArgs
 from ..context.facts import exported_env
@@ -243,10 +244,6 @@ def _exports(name: str, data: bytes, lo: int, hi: int) -> Matches:
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # `\w` of a bytes pattern
 
 
-def _finding(code: str, message: str, span: Span, **kw) -> Finding:
-    return Finding(code, rules.get(code).severity, message, span, **kw)
-
-
 def _arg(parsed: ParsedArgs, dest: str) -> Any:
     if parsed.open and not parsed.is_explicit(dest):
         return UNKNOWN
@@ -363,14 +360,14 @@ def _gpu_count(launch: Launch, doc: Document) -> list[Finding]:
         if where.kind == "kubernetes" and not where.templated:
             edits = tuple(Edit(v.span, str(needed)) for _, v in where.gpu_values)
             fixes.append(Fix(f"Give the container {needed} GPUs", Applicability.UNSAFE, edits))
-        out.append(_finding(
+        out.append(finding(
             "SGL050", f"this launch uses {count} GPU{'s' if count != 1 else ''} per node ({how}){offset}{step_text}, "
             f"so it needs {needed} visible GPUs, but {what} gives it {n}; sglang fails when it selects a GPU that "
             "does not exist", span, flag=flag, fixes=fixes,
             related=[(value.span, f"{what}: {n}")],
         ))
     elif needed < n and where.kind == "kubernetes" and not launch.crowded:
-        out.append(_finding(
+        out.append(finding(
             "SGL051", f"the container gets {n} GPUs, but this launch uses {needed} ({how}){offset}: "
             f"{n - needed} GPU{'s' if n - needed != 1 else ''} stay{'s' if n - needed == 1 else ''} allocated and idle",
             value.span, related=[(span, "the parallelism that decides how many GPUs sglang uses")],
@@ -412,7 +409,7 @@ def _ports(launch: Launch) -> list[Finding]:
         if where.ports and not where.templated and None not in numbers and port not in numbers and not any(
                 _probe_hits(p, port, named) for p in where.probes):
             first = where.ports[0][0]
-            out.append(_finding(
+            out.append(finding(
                 "SGL053", f"sglang listens on port {port}, but the container declares "
                 + ", ".join(f"`{n.text}`" for n, _ in where.ports) + " as its ports: a Service or an Ingress that "
                 "targets the declared port reaches nothing", first.span, related=[port_note],
@@ -451,7 +448,7 @@ def _loopback_host(launch: Launch, doc: Document) -> list[Finding]:
     written = launch.parsed.last_use("host")
     span, _ = _anchor(launch, doc, "host")
     fix = _add_host_fix(launch, doc)
-    return [_finding(
+    return [finding(
         "SGL055", (f"`--host {host}`" if written else f"sglang listens on `{host}` by default") + ": only "
         f"processes inside the container can connect, so {who}; listen on `0.0.0.0`",
         span, flag="--host" if written else None,
@@ -472,7 +469,7 @@ def _follower_probes(launch: Launch, where: Placement, port: int | None, named: 
             continue
         if port is not None and _resolve_port(probe, named) not in (port, None):
             continue  # another process's port
-        out.append(_finding(
+        out.append(finding(
             "SGL052", f"the {probe.kind} checks sglang's port on a node with a rank other than 0 (a "
             f"{'LeaderWorkerSet worker' if where.role == 'worker' else 'follower node'}), but only rank 0 runs "
             "the HTTP server: the probe never succeeds; use an `exec` probe or none on these pods",
@@ -502,7 +499,7 @@ def _probe_port(probe: Probe, port: int, named: dict[str, Value], port_note: tup
     if number is None and probe.port.text not in named:
         if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", probe.port.text):
             return []
-        return [_finding(
+        return [finding(
             "SGL052", f"the {probe.kind} uses the port name `{probe.port.text}`, but no `containerPort` of this "
             "container has that name, so the probe cannot connect", probe.port.span, related=[port_note],
             fixes=[Fix(f"Probe port {port}", Applicability.UNSAFE, (Edit(probe.port.span, str(port)),))],
@@ -514,7 +511,7 @@ def _probe_port(probe: Probe, port: int, named: dict[str, Value], port_note: tup
     related = [port_note]
     if number is None:
         related.append((named[probe.port.text].span, f"`{probe.port.text}` is port {target}"))
-    return [_finding(
+    return [finding(
         "SGL052", f"the {probe.kind} checks port {target}{via}, but sglang listens on port {port}: the probe "
         + ("never succeeds, so the pod never becomes ready" if probe.kind == "readinessProbe" else
            "fails and the kubelet restarts the container"), probe.port.span, related=related,
@@ -529,7 +526,7 @@ def _probe_path(probe: Probe, port: int, named: dict[str, Value]) -> list[Findin
     path = probe.path.text.split("?", 1)[0]
     if not path.startswith("/") or path in GET_PATHS or path.rstrip("/") in GET_PATHS or path.startswith(GET_PREFIXES):
         return []
-    return [_finding(
+    return [finding(
         "SGL054", f"sglang's HTTP server has no `{path}` route, so the {probe.kind} gets 404 and "
         + ("the pod never becomes ready" if probe.kind == "readinessProbe" else "the container is restarted")
         + "; sglang answers health checks on `/health` (and `/health_generate`, which runs a generation)",
@@ -572,7 +569,7 @@ def _shared_memory(launch: Launch, doc: Document) -> list[Finding]:
         what = "`docker run` gets neither `--ipc=host` nor `--shm-size`, so the container has Docker's 64 MiB default"
         hint = "add `--ipc=host` (or `--shm-size 32g`) to `docker run`"
     related = [(where.shm_anchor, "the container without a larger /dev/shm")] if where.shm_anchor is not None else []
-    return [_finding(
+    return [finding(
         "SGL056", f"this launch runs {count} GPU processes on one node ({how}), which exchange data through "
         f"shared memory, but {what}: NCCL and sglang's workers fail or hang once it fills; {hint}",
         span, flag=flag, related=related,
@@ -595,7 +592,7 @@ def _node_rank_range(launch: Launch) -> list[Finding]:
     else:
         why = (f"node ranks run from 0 to {nnodes - 1}, so this node holds no share of the group, and the nodes "
                "that do wait for the missing rank")
-    return [_finding(
+    return [finding(
         "SGL057", f"`--node-rank {rank}` is not below `--nnodes {nnodes}`: {why}", _value_span(use),
         flag=use.spelling, related=related,
     )]
@@ -668,7 +665,7 @@ def _group_size(members: list[Launch]) -> list[Finding]:
         if size is None or nnodes is None or nnodes < 2 or size == nnodes or use is None:
             continue
         what = "LeaderWorkerSet `size`" if where.group[0] == "lws" else "StatefulSet `replicas`"
-        out.append(_finding(
+        out.append(finding(
             "SGL058", f"`--nnodes {nnodes}` but the {what} is {size}: "
             + ("sglang waits for nodes that are never started" if size < nnodes else
                f"{size - nnodes} pod{'s' if size - nnodes != 1 else ''} join{'s' if size - nnodes == 1 else ''} a "
@@ -694,7 +691,7 @@ def _agree(members: list[Launch], dest: str, exclusive: set[tuple[int, int]]) ->
         if (id(first[0]), id(m)) in exclusive:
             continue
         role = _role(m)
-        out.append(_finding(
+        out.append(finding(
             "SGL058", f"`{flag} {v}`{role} differs from `{flag} {first[1]}`{_role(first[0])} of the same multi-node "
             "group: every node must be started with the same value, or they never form one group",
             _value_span(u), flag=u.spelling, related=[(_value_span(first[2]), f"`{flag} {first[1]}` here")],
@@ -719,7 +716,7 @@ def _duplicate_ranks(members: list[Launch], exclusive: set[tuple[int, int]]) -> 
         if prior is not None and (id(prior), id(m)) not in exclusive and m.where is not None and m.where.role != "all":
             span = _value_span(use) if use is not None else _program_span(m.inv)
             other = prior.parsed.last_use("node_rank")
-            out.append(_finding(
+            out.append(finding(
                 "SGL059", f"node rank {rank} is used by another launch of the same multi-node group too: two "
                 "processes claim the same rank and the group cannot form", span,
                 flag=use.spelling if use else None,
@@ -747,7 +744,7 @@ def _fixed_worker_rank(launch: Launch) -> list[Finding]:
         return []
     source = "`$(LWS_WORKER_INDEX)`" if where.group[0] == "lws" else \
         "the pod index (`apps.kubernetes.io/pod-index` label)"
-    return [_finding(
+    return [finding(
         "SGL059", f"`--node-rank {rank}` is written into a template that {pods} pods run, so they all claim node "
         f"rank {rank}; take the rank from {source}", _value_span(use), flag=use.spelling,
         related=[(where.group_size.span, f"{pods} pods run this template")],
@@ -825,7 +822,7 @@ def _compose_interpolations(launches: list[Launch], doc: Document) -> list[Findi
             if where.runs_shell:
                 fixes.append(Fix(f"Escape it (`$$`) so the container's shell expands `{name}`", Applicability.UNSAFE,
                                  (Edit(Span(span.start, span.start, span.path), "$"),)))
-            out.append(_finding(
+            out.append(finding(
                 "SGL060", f"Docker Compose replaces `{doc.slice(span.start, span.end)}` when it reads this file, with "
                 f"`{name}` from the shell that runs `docker compose` or the `.env` file, not from the service's "
                 "`environment:`; where neither sets it, the command gets an empty string"
@@ -858,7 +855,7 @@ def _image_vendor(launches: list[Launch]) -> list[Finding]:
         seen.add(where.image.span)
         vendor, span, what = other
         names = {"nvidia": "NVIDIA (CUDA)", "amd": "AMD (ROCm)"}
-        out.append(_finding(
+        out.append(finding(
             "SGL061", f"`{where.image.text}` is sglang's image for {names.get(image_vendor, image_vendor)} GPUs, but "
             f"{what} asks for {names.get(vendor, vendor)} GPUs: the container starts without a usable GPU and "
             "sglang fails at start-up", where.image.span, related=[(span, what)],

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 
-from .. import rules
+from ..rules import finding
 from ..base.document import Document
 from ..base.findings import Applicability, Edit, Finding, Fix, Span
 from ..extract.shell import ShellScript
@@ -49,9 +49,7 @@ def explain_placeholders(doc: Document, findings: list[Finding], parsed: list) -
             if m is None:
                 continue
             explained.add(span.start)
-            out.append(Finding(
-                "SGL004", rules.get("SGL004").severity,
-                f"`{use.written}` gets no value here: {_placeholder_note(m)}", Span(span.start, span.end),
+            out.append(finding("SGL004", f"`{use.written}` gets no value here: {_placeholder_note(m)}", Span(span.start, span.end),
                 flag=use.spelling, related=[(Span(m.start(1), m.end(1)), "shell redirections, not a value")],
             ))
     return out
@@ -78,9 +76,7 @@ def continuation_findings(doc: Document, script: ShellScript) -> list[Finding]:
             comment_span = Span(comments_start + (len(m.group(1)) - len(m.group(1).lstrip(b" \t"))), first_line_end)
             lost = m.group(3).decode("utf-8", "surrogateescape")
             lost_start = m.start(3)
-            out.append(Finding(
-                "SGL011", rules.get("SGL011").severity,
-                f"this comment line ends the launch command: `{lost}` and the lines after it run as a "
+            out.append(finding("SGL011", f"this comment line ends the launch command: `{lost}` and the lines after it run as a "
                 f"separate command and never reach sglang",
                 comment_span, flag=lost,
                 related=[(Span(lost_start, m.end(3)), "not passed to sglang")],
@@ -97,8 +93,7 @@ def continuation_findings(doc: Document, script: ShellScript) -> list[Finding]:
             msg = "whitespace after `\\` escapes the space instead of continuing the line; the command ends here"
             if lost.startswith("-"):
                 msg += f" and `{lost}` on the next line never reaches sglang"
-            out.append(Finding(
-                "SGL012", rules.get("SGL012").severity, msg, ws,
+            out.append(finding("SGL012", msg, ws,
                 sglang_error=r"unrecognized arguments: .* ",
                 fixes=[Fix("Remove the whitespace after `\\`", Applicability.SAFE, (Edit(ws, ""),))],
             ))
@@ -244,5 +239,5 @@ def unassigned_variable_findings(doc: Document, script: ShellScript) -> list[Fin
         if close:
             msg += f"; did you mean `${close[0]}`?"
             fixes.append(Fix(f"Use `${close[0]}`", Applicability.UNSAFE, (Edit(span, close[0]),)))
-        out.append(Finding("SGL062", rules.get("SGL062").severity, msg, span, fixes=fixes))
+        out.append(finding("SGL062", msg, span, fixes=fixes))
     return out

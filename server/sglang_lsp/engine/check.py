@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from . import settings as file_context
-from .. import logger, rules
+from .. import logger
+from ..rules import finding
 from ..catalog.argv import ParsedArgs, resolve
 from ..catalog.catalog import Catalog, load_catalog
 from ..checks.deployment import deployment_findings
@@ -363,16 +364,12 @@ def _config_words(args: list[Word], inv: Invocation, cat: Catalog, result: Resul
             if w.origin == "shell" and w.char_spans:
                 eq = w.sub_span(len("--config"), len("--config") + 1)
                 fixes.append(Fix("Write `--config FILE` as two words", Applicability.UNSAFE, (Edit(eq, " "),)))
-            result.findings.append(Finding(
-                "SGL020", rules.get("SGL020").severity,
-                "sglang only reads a config file given as `--config FILE`; with `--config=FILE` the file is "
+            result.findings.append(finding("SGL020", "sglang only reads a config file given as `--config FILE`; with `--config=FILE` the file is "
                 "silently ignored", w.sub_span(0, len("--config")), flag="--config", fixes=fixes,
             ))
     if len(exact) > 1:
         for i in exact[1:]:
-            result.findings.append(Finding(
-                "SGL018", rules.get("SGL018").severity,
-                "only one `--config` file may be given; sglang refuses the launch", args[i].span, flag="--config",
+            result.findings.append(finding("SGL018", "only one `--config` file may be given; sglang refuses the launch", args[i].span, flag="--config",
                 sglang_error=r"Multiple config files specified",
             ))
         return [], False
@@ -397,9 +394,7 @@ def _load_config(path_word: Word, inv: Invocation, cat: Catalog, result: Result)
     """Read the `--config` file next to the launching file; ``None`` when its contents are unknown."""
     raw = path_word.text or ""
     if Path(raw).suffix.lower() not in (".yaml", ".yml"):
-        result.findings.append(Finding(
-            "SGL030", rules.get("SGL030").severity,
-            f"sglang only reads YAML config files (`.yaml`/`.yml`), not `{raw}`",
+        result.findings.append(finding("SGL030", f"sglang only reads YAML config files (`.yaml`/`.yml`), not `{raw}`",
             path_word.span, flag="--config", sglang_error=r"Config file must be YAML format",
         ))
         return None
@@ -416,7 +411,7 @@ def _load_config(path_word: Word, inv: Invocation, cat: Catalog, result: Result)
         except OSError as exc:
             problem = f"config file `{raw}` cannot be read ({exc.strerror}); its flags are not checked"
     if problem is not None:
-        result.findings.append(Finding("SGL016", rules.get("SGL016").severity, problem, path_word.span,
+        result.findings.append(finding("SGL016", problem, path_word.span,
                                        flag="--config"))
         return None
     from ..extract.sglang_config import read_config  # YAML reading only for launches with a --config file

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from .. import rules
+from ..rules import finding
 from ..base.document import Document
 from ..base.findings import Finding, Span
 from ..context.precedence import LaunchContext, Origin
@@ -152,8 +152,7 @@ def finish(result, options) -> list[Finding]:
         if found is None:  # extraction failed before attach(): read them without launches
             found = result.directives = read_directives(doc)
         if found.problems:
-            sev = rules.get(INVALID_DIRECTIVE).severity
-            findings += [Finding(INVALID_DIRECTIVE, sev, p.message, Span(p.start, p.end)) for p in found.problems]
+            findings += [finding(INVALID_DIRECTIVE, p.message, Span(p.start, p.end)) for p in found.problems]
         from .suppress import apply
 
         findings = apply(doc, findings, found, report_unused=not result.errors)

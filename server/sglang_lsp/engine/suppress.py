@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from .. import rules
+from ..rules import finding
 from ..context.directives import Directives, Suppression
 from ..base.document import Document
 from ..base.findings import Applicability, Edit, Finding, Fix, Span
@@ -47,8 +47,7 @@ def apply(doc: Document, findings: list[Finding], directives: Directives, report
             if hit:
                 continue
         kept.append(f)
-    reasons = [Finding(NO_REASON, rules.get(NO_REASON).severity,
-                       f"`{s.kind}[…]` without a reason: say why the rule does not apply here",
+    reasons = [finding(NO_REASON, f"`{s.kind}[…]` without a reason: say why the rule does not apply here",
                        Span(s.comment_start, min(s.codes[-1][2] + 1, s.comment_end)))  # up to `]`
                for s in sups if not s.reason]
     kept += _file_level(doc, reasons, sups)
@@ -77,11 +76,10 @@ def _unused(doc: Document, s: Suppression) -> list[Finding]:
     unused = [c for c in s.codes if c[0] not in s.used]
     if not unused:
         return []
-    sev = rules.get(UNUSED).severity
     if len(unused) == len(s.codes):
         codes = ", ".join(c[0] for c in s.codes)
         what = "no finding here" if s.kind == "ignore" else "no finding in this file"
-        return [Finding(UNUSED, sev, f"unused suppression `{s.kind}[{codes}]`: {what} to suppress",
+        return [finding(UNUSED, f"unused suppression `{s.kind}[{codes}]`: {what} to suppress",
                         Span(s.comment_start, s.comment_end),
                         fixes=[Fix("Remove the unused suppression", Applicability.SAFE,
                                    (Edit(_comment_removal(doc, s), ""),))])]
@@ -99,7 +97,7 @@ def _unused(doc: Document, s: Suppression) -> list[Finding]:
         del_text = data[span.start:span.end]
         if b"," not in del_text:  # written without a comma: leave the separator alone
             span = Span(start, end)
-        out.append(Finding(UNUSED, sev, f"unused suppression of `{code}`: no {code} finding "
+        out.append(finding(UNUSED, f"unused suppression of `{code}`: no {code} finding "
                            f"{'here' if s.kind == 'ignore' else 'in this file'}", Span(start, end),
                            fixes=[Fix(f"Remove `{code}` from the suppression", Applicability.SAFE,
                                       (Edit(span, ""),))]))

@@ -16,7 +16,7 @@ from typing import Any
 import tree_sitter as ts
 
 from ..base import queries
-from .. import rules
+from ..rules import finding
 from ..catalog.catalog import Catalog
 from ..base.findings import Finding, Record, Span
 from ..base.invocation import Word
@@ -116,8 +116,7 @@ def read_config(text: str, path: str, cat: Catalog) -> ConfigFile:
     mapping = next((c for c in body.named_children if c.type in ("block_mapping", "flow_mapping")), None)
     if mapping is None:
         cfg.is_mapping = False
-        cfg.findings.append(Finding("SGL030", rules.get("SGL030").severity,
-                                    "a sglang config file must be a YAML mapping of flag names to values",
+        cfg.findings.append(finding("SGL030", "a sglang config file must be a YAML mapping of flag names to values",
                                     Span(body.start_byte, body.end_byte, path),
                                     sglang_error=r"Config file must contain a dictionary at root level"))
         return cfg
@@ -131,9 +130,7 @@ def read_config(text: str, path: str, cat: Catalog) -> ConfigFile:
         cfg.keys.append((key, key_span))
         opt = cat.config_key(key)
         if opt is not None and not opt.config:
-            cfg.findings.append(Finding(
-                "SGL017", rules.get("SGL017").severity,
-                f"sglang does not accept `{key}` in a config file (its action cannot be set from YAML); "
+            cfg.findings.append(finding("SGL017", f"sglang does not accept `{key}` in a config file (its action cannot be set from YAML); "
                 f"pass `{opt.name}` on the command line", key_span, flag=opt.name,
                 sglang_error=r"Unsupported config option '" + key.replace("-", "_") + "'",
             ))

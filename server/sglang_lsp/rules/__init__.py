@@ -11,7 +11,7 @@ import functools
 from pathlib import Path
 from typing import NamedTuple
 
-from ..base.findings import Severity
+from ..base.findings import Finding, Severity, Span
 
 DOCS_DIR = Path(__file__).resolve().parent / "docs"
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety", "References")
@@ -107,3 +107,10 @@ def registry() -> dict[str, Rule]:
 
 def get(code: str) -> Rule:
     return registry()[code]
+
+
+def finding(code: str, message: str, span: Span, **kw) -> Finding:
+    """The one way a check makes a finding: the rule's code, its registered severity (the
+    configured severities are applied later, per file), the message and the range; ``kw`` are
+    the other fields of :class:`~sglang_lsp.base.findings.Finding` (flag, fixes, related …)."""
+    return Finding(code, registry()[code].severity, message, span, **kw)

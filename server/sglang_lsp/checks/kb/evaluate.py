@@ -24,6 +24,7 @@ from .effective import LaunchResolver
 from .messages import render
 from .rule import KbRule, kb_rules
 from ... import logger
+from ...rules import finding
 from ...base.findings import Applicability, Edit, Finding, Fix, Span, contain_failure
 from ...base.invocation import Invocation
 from ...base.unknown import UNKNOWN
@@ -45,7 +46,7 @@ def evaluate(parsed: ParsedArgs, ctx: Context, inv: Invocation | None = None, *,
     version = ctx.sglang_version or parsed.catalog.sglang_version
     rules = rules if rules is not None else kb_rules()
     fired = _plan(rules).fired(resolver, version, ctx, declared_model)
-    return [_finding(rules[i], parsed, resolver, inv, anchor, text_of) for i in fired]
+    return [_rule_finding(rules[i], parsed, resolver, inv, anchor, text_of) for i in fired]
 
 
 def _applies(rule: KbRule, version: str, ctx: Context) -> bool:
@@ -352,7 +353,7 @@ def _use_of(parsed: ParsedArgs, flag: str) -> FlagUse | None:
     return parsed.last_use(opt.dest)
 
 
-def _finding(rule: KbRule, parsed: ParsedArgs, r: LaunchResolver, inv: Invocation | None, anchor: Span | None,
+def _rule_finding(rule: KbRule, parsed: ParsedArgs, r: LaunchResolver, inv: Invocation | None, anchor: Span | None,
              text_of) -> Finding:
     span = None
     flag = None
@@ -377,10 +378,8 @@ def _finding(rule: KbRule, parsed: ParsedArgs, r: LaunchResolver, inv: Invocatio
         else:
             span = anchor or (inv.span if inv is not None else Span(0, 0))
     fixes = [f for f in (_render_fix(fx, parsed, r, inv, text_of) for fx in rule.fixes) if f is not None]
-    return Finding(
-        code=rule.code, severity=rule.severity, message=render(rule.message, r), span=span, flag=flag,
-        sglang_error=rule.sglang_error, kb_id=rule.kb_id, fixes=fixes, related=related, tags=rule.tags,
-    )
+    return finding(rule.code, render(rule.message, r), span, flag=flag, sglang_error=rule.sglang_error,
+                   kb_id=rule.kb_id, fixes=fixes, related=related, tags=rule.tags)
 
 
 def _render_fix(fx: dict, parsed: ParsedArgs, r: LaunchResolver, inv: Invocation | None, text_of) -> Fix | None:

@@ -12,7 +12,7 @@ import re
 
 import tree_sitter as ts
 
-from ... import rules
+from ...rules import finding
 from ...base.findings import Applicability, Edit, Finding, Fix, Span
 from ...base.invocation import Word, match_launch
 from .scalars import Scalar, resolve_plain
@@ -53,7 +53,7 @@ class KubernetesReader:
                 first = re.search(r"\S+", sc.text) if sc is not None else None
                 span = Span(sc.spans[first.start()][0], sc.spans[first.end() - 1][1]) if first \
                     else Span(target.start_byte, target.end_byte)
-                problems.append(self._finding(
+                problems.append(finding(
                     "SGL025", f"Kubernetes `{key}` must be a list of strings, not one string; the API server "
                     f"rejects the manifest (write `{key}: [\"sh\", \"-c\", …]` or one item per word)", span,
                 ))
@@ -119,7 +119,7 @@ class KubernetesReader:
                     # (not when the second word comes from a `$(VAR)` defined elsewhere in the file)
                     joined = f"{tokens[0].group()}={tokens[1].group()}"
                     fixes.append(Fix(f"Write it as one word: `{joined}`", Applicability.SAFE, (Edit(gap, "="),)))
-            findings.append(self._finding(
+            findings.append(finding(
                 "SGL026", f"`{w.text.strip()}` is one list item, so sglang receives it as a single argument "
                 f"(not {len(tokens)} words) and rejects it; write one item per word", w.sub_span(0, tokens[0].end()),
                 flag=first, fixes=fixes, sglang_error=r"unrecognized arguments: .*" + re.escape(w.text.strip()).replace("\\-", "-"),
@@ -139,7 +139,7 @@ class KubernetesReader:
             lead = len(w.text) - len(w.text.lstrip())
             first = w.text.split()[0]
             shown = w.text.strip() if len(w.text.strip()) <= 48 else w.text.strip()[:47] + "…"
-            out.append(self._finding(
+            out.append(finding(
                 "SGL026", f"this `{key}` item is a whole command line, but list items are passed on as they are, "
                 f"without a shell to split them: the container looks for a program named `{shown}`; write one "
                 "item per word, or run it with `sh -c`", w.sub_span(lead, lead + len(first)),
@@ -234,11 +234,11 @@ class KubernetesReader:
         problems = []
         for name, span, _ in refs:
             if name in env:
-                problems.append(self._finding(
+                problems.append(finding(
                     "SGL023", f"`$({name})` is used in `env` before `{name}` is defined: the kubelet expands a value "
                     "only with the variables listed above it, so it stays unexpanded", span))
             elif not open_:
-                problems.append(self._finding(
+                problems.append(finding(
                     "SGL023", f"`$({name})` is not defined in this container's `env:`, so Kubernetes leaves it "
                     "unexpanded in this value", span))
         return env, open_, problems
@@ -327,7 +327,7 @@ class KubernetesReader:
             seen.add((span.start, span.end))
             tail = (f"; the shell then runs `{name}` as a command" if shell else "; sglang receives the text "
                     f"`$({name})` itself")
-            out.append(self._finding(
+            out.append(finding(
                 "SGL023", f"`$({name})` is not defined in this container's `env:`, so Kubernetes leaves it "
                 f"unexpanded{tail}", span,
             ))
@@ -337,7 +337,7 @@ class KubernetesReader:
         """SGL025 for a ``command``/``args`` item (its content node) that is not a string."""
         if inner is None or inner.type != "plain_scalar":
             if inner is not None and inner.type in ("block_mapping", "flow_mapping", "block_sequence", "flow_sequence"):
-                return [self._finding("SGL025", f"Kubernetes `{key}` items must be strings; this one is a "
+                return [finding("SGL025", f"Kubernetes `{key}` items must be strings; this one is a "
                                       f"{'list' if 'sequence' in inner.type else 'mapping'}, and the API server rejects "
                                       "the manifest", Span(inner.start_byte, inner.start_byte + 1))]
             return []
@@ -348,14 +348,11 @@ class KubernetesReader:
         what = "a boolean" if isinstance(value, bool) or text in _K8S_BOOL_ONLY else "a number"
         span = Span(inner.start_byte, inner.end_byte)
         quoted = '"' + text + '"'
-        return [self._finding(
+        return [finding(
             "SGL025", f"`{text}` in `{key}` is {what} in YAML, but Kubernetes `{key}` items must be strings: "
             f"the API server rejects the manifest; quote it (`{quoted}`)", span,
             fixes=[Fix(f"Quote it: `{quoted}`", Applicability.SAFE, (Edit(span, quoted),))],
         )]
-
-    def _finding(self, code: str, message: str, span: Span, **kw) -> Finding:
-        return Finding(code, rules.get(code).severity, message, span, **kw)
 
 
 # kinds whose pods get no environment variables from a controller (beyond the ones below)

@@ -4,6 +4,7 @@ does not continue the line (SGL024)."""
 
 from __future__ import annotations
 
+from ...rules import finding
 import re
 from collections.abc import Iterator
 
@@ -46,7 +47,7 @@ class SyntaxReader:
                            "the line break, and the command receives a newline as an argument")
                     fix = Fix("Remove the `\\` (Compose splits the command at line breaks)", Applicability.SAFE,
                               (Edit(bs, ""),))
-                self.scan.findings.append(self._finding("SGL024", msg, bs, fixes=[fix]))
+                self.scan.findings.append(finding("SGL024", msg, bs, fixes=[fix]))
 
     def _intended(self, w: Word) -> Word | None:
         """A word that starts with an escaped line break (SGL024), as the author meant it: without
@@ -64,7 +65,7 @@ class SyntaxReader:
         markers = line_matches(_CONFLICT_MARKER, _CONFLICT_TEXT, data)
         opening = [m for m in markers if m.group(1) == b"<<<<<<<"] or markers[:1]
         for m in opening:
-            out.append(self._finding(
+            out.append(finding(
                 "SGL022", "merge-conflict marker: the file is not valid YAML until the conflict is resolved "
                 "(kubectl, Compose and sglang refuse it)", Span(m.start(1), m.end(1)),
             ))
@@ -74,7 +75,7 @@ class SyntaxReader:
             return out
         tab = self._tab_indent(root)
         if tab is not None:
-            return [self._finding("SGL022", "tab character in indentation: YAML allows only spaces here, so the file "
+            return [finding("SGL022", "tab character in indentation: YAML allows only spaces here, so the file "
                                   "does not parse (kubectl, Compose and sglang refuse it)", tab)]
         if self.templates:
             return out  # what a template leaves behind is not the user's YAML error
@@ -83,7 +84,7 @@ class SyntaxReader:
             start = err.start_byte
             line_end = data.find(b"\n", start)
             end = min(err.end_byte, len(data) if line_end == -1 else line_end)
-            out.append(self._finding(
+            out.append(finding(
                 "SGL022", "YAML syntax error: the file cannot be parsed here, so sglang-lsp checks only the "
                 "parts it can read", Span(start, max(end, start)),
             ))
