@@ -1,4 +1,4 @@
-"""In-process cost of the language server's YAML re-check (sglang_lsp.engine.incremental_yaml) for
+"""In-process cost of the language server's YAML re-check (sglang_lsp.engine.incremental.yaml) for
 common kinds of edit on the 3,047-line manifest of bench_lsp.py: whether each is re-checked
 incrementally or from scratch, and the median/max time of the re-check (ms), without the
 server's own overhead. A benchmark, not a test: it prints numbers and never fails on them.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate a flag catalog (docs/catalog-format.md) from sglang's real argparse parser.
 
-The extractor lives in the package (``server/sglang_lsp/extract_catalog.py``) so that
+The extractor lives in the package (``server/sglang_lsp/catalog/extract_catalog.py``) so that
 ``sglang-lsp catalog build --python PATH`` can run it with another interpreter; this script
 runs it unchanged. It needs sglang importable by the Python that runs it::
 

@@ -31,7 +31,7 @@ def old_option(flag: str, release: str) -> Option | None:
     seg = versions.segment(flag, release)
     if seg is None:
         return None
-    return option_from_raw(versions._option(flag, seg, release))
+    return option_from_raw(versions.option_of(flag, seg, release))
 
 
 def flag_finding(cat: Catalog, word: Word, flag: str, span: Span, error: str | None,

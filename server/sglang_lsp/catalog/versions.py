@@ -217,7 +217,7 @@ def catalog_data(release: str) -> dict:
         key = (seg["dest"], tuple(sorted({flag, *(seg.get("aliases") or ())})))
         if key in groups:
             continue
-        groups[key] = _option(flag, seg, release)
+        groups[key] = option_of(flag, seg, release)
     options = [_HELP] + sorted(groups.values(), key=lambda o: o["option_strings"][0])
     return {
         "format": 1,
@@ -235,7 +235,9 @@ _HELP = {"dest": "help", "option_strings": ["-h", "--help"], "action": "help", "
          "deprecated": False, "replacement": None, "rejects": False, "config": False}
 
 
-def _option(flag: str, seg: dict, release: str) -> dict:
+def option_of(flag: str, seg: dict, release: str) -> dict:
+    """The catalog option (raw form, as in a catalog file) that ``flag`` was in ``release``, from
+    its segment ``seg`` of the flag history."""
     strings = [flag, *(a for a in seg.get("aliases") or () if segment(a, release) is not None)]
     # argparse keeps registration order; the history does not, so the long canonical spelling
     # (not a `--no-` form) comes first

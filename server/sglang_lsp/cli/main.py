@@ -6,7 +6,6 @@ The check path never imports pygls/lsprotocol.
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import gc
 import os
@@ -17,13 +16,11 @@ from typing import TYPE_CHECKING
 
 from .. import DEFAULT_SGLANG_VERSION, __version__
 from ..config.discovery import ConfigError
+from .files import is_candidate, walk
 from ..base.findings import CheckError, Severity
 
 if TYPE_CHECKING:
     import argparse
-
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
-             ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", "build", "dist"}
 
 
 @functools.cache
@@ -178,50 +175,6 @@ def _plain_check(argv: list[str]) -> SimpleNamespace | None:
     return SimpleNamespace(command="check", paths=argv[1:] or ["."], **_CHECK_DEFAULTS)
 
 
-def _git_files(directory: Path) -> list[Path] | None:
-    import subprocess  # only for directory walks (start-up time of single-file checks)
-
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(directory), "ls-files", "--cached", "--others", "--exclude-standard", "-z", "."],
-            capture_output=True, timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if proc.returncode != 0:
-        return None
-    out = []
-    for rel in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
-        if rel and not any(part in SKIP_DIRS for part in Path(rel).parts[:-1]):
-            out.append(directory / rel)
-    return sorted(out)
-
-
-def _walk(directory: Path) -> list[Path]:
-    found = _git_files(directory)
-    if found is not None:
-        return found
-    out = []
-    for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not (Path(root, d) / "pyvenv.cfg").exists())
-        out.extend(Path(root, f) for f in sorted(files))
-    return out
-
-
-def _candidate(path: Path) -> bool:
-    name = path.name
-    if path.suffix.lower() in (".sh", ".bash", ".zsh", ".ksh", ".slurm", ".sbatch", ".yaml", ".yml"):
-        return True
-    if path.suffix == "" or fnmatch.fnmatch(name, "*.command"):
-        try:
-            with path.open("rb") as fh:
-                head = fh.read(128)
-        except OSError:
-            return False
-        return head.startswith(b"#!") and (b"sh" in head.split(b"\n", 1)[0])
-    return False
-
-
 def _run_check(args: argparse.Namespace) -> int:
     from ..base.document import Document, decode
     from ..engine.check import Options, check_document, detect_language
@@ -256,8 +209,8 @@ def _run_check(args: argparse.Namespace) -> int:
                 continue
             p = Path(given)
             if p.is_dir():
-                for f in _walk(p):
-                    if _candidate(f):
+                for f in walk(p):
+                    if is_candidate(f):
                         rel = os.path.join(given, os.path.relpath(f, p)) if given not in (".", "./") else os.path.relpath(f, p)
                         cfg = configs.of(rel)
                         if cfg is not None and cfg.excluded(rel):
@@ -432,7 +385,12 @@ class _Configs:
             return project_config.load(self.given)
         from ..config import discovery as config_discovery
 
-        return config_discovery.discover(path)
+        found = config_discovery.governing_file(path)
+        if found is None:
+            return None
+        from ..config import project as project_config  # (only when a file governs: start-up time)
+
+        return project_config.load(found)
 
 
 def _print_statistics(locs, stream) -> None:
@@ -446,22 +404,11 @@ def _print_statistics(locs, stream) -> None:
         print(f"{n:>5}  {code}  {rule.name if rule else ''}", file=stream)
 
 
-def unified_diff(old: bytes, new: bytes, display: str) -> str:
-    import difflib
-    import re
-
-    def lines(raw: bytes) -> list[str]:  # split at \n only (str.splitlines also splits at \f, \x1c …)
-        return re.findall(r"[^\n]*\n|[^\n]+\Z", raw.decode("utf-8", "surrogateescape"))
-
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                   for line in difflib.unified_diff(lines(old), lines(new), f"a/{display}", f"b/{display}"))
-
-
 def _fix_one(args, display, data, snap, doc, options):
     """Fix one file (or print its diff): (result to report, fixes applied, file changed, failures)."""
     from ..engine.check import check_document
     from ..engine.fixing import fix_document
-    from .writing import WriteError, encode_like, write_bytes
+    from .writing import WriteError, encode_like, unified_diff, write_bytes
 
     outcome = fix_document(doc, options, unsafe=args.unsafe_fixes)
     for r in outcome.rejected:

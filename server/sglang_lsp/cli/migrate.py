@@ -98,7 +98,8 @@ def is_migration(f: Finding, source: str | None, data: bytes) -> bool:
 
 
 def run_migrate(args: argparse.Namespace) -> int:
-    from .main import _candidate, _walk, unified_diff
+    from .files import is_candidate, walk
+    from .writing import unified_diff
     from .writing import WriteError, encode_like, read_snapshot, write_bytes
 
     target = catalog_for(args.to).sglang_version
@@ -110,7 +111,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     for given in args.paths:
         p = Path(given)
         if p.is_dir():
-            paths += [str(f) for f in _walk(p) if _candidate(f)]
+            paths += [str(f) for f in walk(p) if is_candidate(f)]
         elif p.exists():
             paths.append(given)
         else:

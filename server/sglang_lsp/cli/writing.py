@@ -129,3 +129,15 @@ def _read(path: str) -> bytes | None:
             return fh.read()
     except OSError:
         return None
+
+
+def unified_diff(old: bytes, new: bytes, display: str) -> str:
+    """What ``--diff`` shows for one file: a unified diff of its bytes (split at ``\\n`` only)."""
+    import difflib
+    import re
+
+    def lines(raw: bytes) -> list[str]:  # split at \n only (str.splitlines also splits at \f, \x1c …)
+        return re.findall(r"[^\n]*\n|[^\n]+\Z", raw.decode("utf-8", "surrogateescape"))
+
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in difflib.unified_diff(lines(old), lines(new), f"a/{display}", f"b/{display}"))

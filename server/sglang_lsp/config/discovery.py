@@ -2,8 +2,8 @@
 directory of the checked file upwards, the first directory holding a ``.sglang-lsp.toml``, or a
 ``pyproject.toml`` with a ``[tool.sglang-lsp]`` table, wins (``.sglang-lsp.toml`` first).
 
-This module only looks; :mod:`sglang_lsp.config.project` reads what it finds, and is imported
-only then (start-up time of a check no configuration governs). Discovery is cached per
+This module only looks; :mod:`sglang_lsp.config.project` reads what it finds (a caller imports
+it only when something was found: start-up time of a check no configuration governs). Discovery is cached per
 directory; :func:`invalidate` forgets it and every parsed configuration.
 """
 
@@ -11,11 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .project import ProjectConfig
-
 CONFIG_FILE = ".sglang-lsp.toml"
 PYPROJECT = "pyproject.toml"
 TOOL_TABLE = ("tool", "sglang-lsp")
@@ -30,7 +25,7 @@ class ConfigError(Exception):
         super().__init__("\n".join(problems))
 
 
-def _toml():
+def toml_reader():
     """The TOML reader, imported when a configuration file is first read (start-up time)."""
     if sys.version_info >= (3, 11):
         import tomllib
@@ -58,8 +53,8 @@ def _has_tool_table(path: str) -> bool:
     if b"sglang-lsp" not in raw:
         return False
     try:
-        tool = _toml().loads(raw.decode("utf-8", "replace")).get("tool")
-    except _toml().TOMLDecodeError:
+        tool = toml_reader().loads(raw.decode("utf-8", "replace")).get("tool")
+    except toml_reader().TOMLDecodeError:
         return True  # it mentions the table: load() reports the syntax error with the file's name
     return isinstance(tool, dict) and "sglang-lsp" in tool
 
@@ -92,13 +87,8 @@ def find(directory: str) -> str | None:
     return found
 
 
-def discover(path: str | None, cwd: str | None = None) -> ProjectConfig | None:
-    """The configuration for the file ``path`` (None: standard input or an untitled buffer,
-    looked up from ``cwd``); raises ConfigError when the governing file is invalid."""
+def governing_file(path: str | None, cwd: str | None = None) -> str | None:
+    """The configuration file governing the file ``path`` (None: standard input or an untitled
+    buffer, looked up from ``cwd``), or None."""
     start = os.path.dirname(os.path.abspath(path)) if path else os.path.abspath(cwd or os.getcwd())
-    found = find(start)
-    if not found:
-        return None
-    from .project import load
-
-    return load(found)
+    return find(start)

@@ -33,7 +33,7 @@ from typing import Any
 
 from . import discovery as config_discovery
 from .discovery import (  # noqa: F401 (this module's interface, as before the split)
-    CONFIG_FILE, PYPROJECT, TOOL_TABLE, ConfigError, _toml, discover, find, invalidate,
+    CONFIG_FILE, PYPROJECT, TOOL_TABLE, ConfigError, find, governing_file, invalidate, toml_reader,
 )
 from ..base.findings import Severity
 from ..context.precedence import Origin
@@ -326,8 +326,8 @@ def _read_toml(path: str) -> tuple[str, dict]:
         raise ConfigError(path, [f"{path}: cannot be read ({exc.strerror})"]) from None
     text = raw.decode("utf-8", "replace")
     try:
-        return text, _toml().loads(text)
-    except _toml().TOMLDecodeError as exc:
+        return text, toml_reader().loads(text)
+    except toml_reader().TOMLDecodeError as exc:
         raise ConfigError(path, [f"{path}: not valid TOML: {exc}"]) from None
 
 
@@ -444,6 +444,13 @@ def _stamp(path: str) -> tuple:
     except OSError:
         return (None,)
     return (st.st_mtime_ns, st.st_size)
+
+
+def discover(path: str | None, cwd: str | None = None) -> ProjectConfig | None:
+    """The configuration for the file ``path`` (None: standard input or an untitled buffer,
+    looked up from ``cwd``); raises ConfigError when the governing file is invalid."""
+    found = governing_file(path, cwd)
+    return load(found) if found else None
 
 
 def load(path: str) -> ProjectConfig:

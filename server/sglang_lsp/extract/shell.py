@@ -157,9 +157,9 @@ class _Assignment:
 
 
 # `${NAME:=value}` / `${NAME=value}`: assigns NAME where it is unset (see Scope._default_assignment)
-_DEFAULT_ASSIGNMENT = re.compile(rb"\$\{[A-Za-z_][A-Za-z0-9_]*:?=")
+DEFAULT_ASSIGNMENT = re.compile(rb"\$\{[A-Za-z_][A-Za-z0-9_]*:?=")
 # commands that give the variables they name a value the script does not show
-_SETTING_COMMANDS = frozenset({b"read", b"printf", b"mapfile", b"readarray", b"getopts"})
+SETTING_COMMANDS = frozenset({b"read", b"printf", b"mapfile", b"readarray", b"getopts"})
 
 _TRANSPARENT = {
     "program", "compound_statement", "do_group", "redirected_statement", "declaration_command",
@@ -261,13 +261,13 @@ class Scope:
                     if c.type == "variable_name":
                         self.clobbers.setdefault(self._text(c), []).append(c)
         if b"${" in data:
-            for m in _DEFAULT_ASSIGNMENT.finditer(data):
+            for m in DEFAULT_ASSIGNMENT.finditer(data):
                 self._default_assignment(pass_.root, m.start())
         for cmd, name in pass_.commands:
             if name.end_byte - name.start_byte > 9 or name.named_child_count != 1 or name.named_children[0].type != "word":
                 continue
             word = data[name.start_byte : name.end_byte]
-            if word in _SETTING_COMMANDS:  # `read X Y`, `printf -v X`, `mapfile A` …: X gets a value
+            if word in SETTING_COMMANDS:  # `read X Y`, `printf -v X`, `mapfile A` …: X gets a value
                 args = [a for a in cmd.children_by_field_name("argument") if a.type == "word"]
                 if word == b"printf":  # only `printf -v NAME …` sets a variable
                     args = [b for a, b in zip(args, args[1:]) if self._text(a) == "-v"]

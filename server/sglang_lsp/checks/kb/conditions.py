@@ -310,7 +310,7 @@ def _fn_startswith(x, prefix):
     return isinstance(x, str) and isinstance(prefix, str) and x.startswith(prefix)
 
 
-def _fn_truthy(x):
+def truthy(x):
     """sglang's boolean environment variables: "1", "true", "yes", "on" (any case) are true."""
     if x is UNKNOWN:
         return UNKNOWN
@@ -387,7 +387,7 @@ FUNCTIONS: dict[str, tuple[Callable | None, tuple[int, int]]] = {
     "lower": (_fn_lower, (1, 1)),
     "upper": (_fn_upper, (1, 1)),
     "startswith": (_fn_startswith, (2, 2)),
-    "truthy": (_fn_truthy, (1, 1)),
+    "truthy": (truthy, (1, 1)),
     "len": (_fn_len, (1, 1)),
     "coalesce": (_fn_coalesce, (1, 8)),
     "is_null": (_fn_is_null, (1, 1)),

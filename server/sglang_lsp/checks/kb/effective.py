@@ -401,7 +401,7 @@ def _eff_moe_runner_backend(r: "LaunchResolver") -> Any:
             aiter = r.value("env.SGLANG_USE_AITER")
             if aiter is UNKNOWN:
                 return UNKNOWN
-            if conditions._fn_truthy(aiter):
+            if conditions.truthy(aiter):
                 allowed.append("aiter")
         default = "flashinfer_megamoe" if a2a == "flashinfer_megamoe" else ("triton" if gfx95 else "flashinfer_trtllm")
         if b == "auto" or b not in allowed:

@@ -16,7 +16,7 @@ from .tree import (CharSpans, MENTIONS_SGLANG, QUOTE_OF_STYLE, Text, owned)
 
 
 class ComposeReader:
-    def _service(self, node: ts.Node) -> bool:
+    def service(self, node: ts.Node) -> bool:
         fields = self.fields(node)
         cmd_node, entry_node = fields.get("command"), fields.get("entrypoint")
         if cmd_node is None and entry_node is None:
@@ -25,7 +25,7 @@ class ComposeReader:
         region += [t for t in (self.resolve(n) for n in region) if t is not None]
         if not any(MENTIONS_SGLANG in self.data[n.start_byte : n.end_byte] for n in region):
             return False
-        env_text, env_words = self._compose_env(fields.get("environment"))
+        env_text, env_words = self.compose_env(fields.get("environment"))
         words: list[Word] = []
         open_ = False
         texts: list[Text] = []  # strings split into words
@@ -59,24 +59,24 @@ class ComposeReader:
             return False
         match = match_launch(words)
         if match is None:
-            return self._report(self._whole_command_items([w for w, sc in zip(words, scalars) if sc is not None],
+            return self.report(self.whole_command_items([w for w, sc in zip(words, scalars) if sc is not None],
                                                           "command"))
         self.consumed += [(n.start_byte, n.end_byte) for n in region]
-        self._command_texts += [(t, True) for t in texts]
+        self.command_texts += [(t, True) for t in texts]
         self._config_mounts(fields.get("volumes"))
         if match.kind == "shell":
             script = words[match.end]
             if script.text is not None:
-                self._shell(script, scalars[match.end], env_words, env_text)
+                self.shell(script, scalars[match.end], env_words, env_text)
             return True
         listed = [i for i, sc in enumerate(scalars) if sc is not None and i >= match.end]
         if listed:
-            words, split = self._split_items(words, match.end, set(listed))
+            words, split = self.split_items(words, match.end, set(listed))
             self.scan.findings += split
-        self._launch(match, words, env_text, open_)
+        self.launch(match, words, env_text, open_)
         return True
 
-    def _compose_env(self, node: ts.Node | None) -> tuple[dict[str, str | None], dict[str, Word | None]]:
+    def compose_env(self, node: ts.Node | None) -> tuple[dict[str, str | None], dict[str, Word | None]]:
         text: dict[str, str | None] = {}
         words: dict[str, Word | None] = {}
         target = self.resolve(node)
@@ -139,7 +139,7 @@ class ComposeReader:
                     if m:
                         end = i + 1 + m.end()
                 if end is not None:
-                    self._hole(spans[i][0], spans[end - 1][1])
+                    self.hole(spans[i][0], spans[end - 1][1])
                     out.append(text[i:end])
                     out_spans.extend(spans[i:end])
                     i = end
@@ -219,4 +219,4 @@ class ComposeReader:
                 parts = (self.scalar_text(item) or "").split(":")
                 src, dst = (parts[0], parts[1]) if len(parts) >= 2 else (None, None)
             if src and dst and (src.startswith((".", "/", "~"))):
-                self._mounts[dst] = src
+                self.mounts[dst] = src

@@ -18,7 +18,7 @@ from .tree import (CharSpans, DOC_SEPARATOR, DOC_SEPARATOR_TEXT, owned, line_mat
 
 
 class ConfigReader:
-    def _config_document(self, root: ts.Node) -> bool:
+    def config_document(self, root: ts.Node) -> bool:
         """The file itself as an sglang ``--config`` file (first document, detected by content)."""
         docs = [c for c in root.named_children if c.type == "document"]
         if not docs:
@@ -34,11 +34,11 @@ class ConfigReader:
         self.scan.configs.append(cfg)
         return True
 
-    def _configmaps(self, root: ts.Node) -> None:
+    def configmaps(self, root: ts.Node) -> None:
         """sglang config files held in a ConfigMap's ``data`` (``serve.yaml: |``)."""
         if b"ConfigMap" not in self.data:
             return
-        for m in self._kind_keys():
+        for m in self.kind_keys():
             if m.group(1) != b"ConfigMap":
                 continue
             top = self.around(self.node_at(m.start(1), m.end(1)), ("block_mapping", "flow_mapping"))
@@ -63,8 +63,8 @@ class ConfigReader:
                 self.embedded_configs[key] = cfg
                 self.consumed.append((sc.span[0], sc.span[1]))
 
-    def _config_refs(self) -> None:
-        mounts = self._mounts
+    def config_refs(self) -> None:
+        mounts = self.mounts
         for inv in self.scan.invocations:
             args = inv.args
             for i, w in enumerate(args[:-1]):

@@ -15,8 +15,8 @@ from .tree import (LAUNCH_TEXT, QUOTE_OF_STYLE, owned)
 
 
 class EmbeddedShellReader:
-    def _embedded(self, node: ts.Node) -> bool:
-        if self._is_consumed(node):
+    def embedded(self, node: ts.Node) -> bool:
+        if self.is_consumed(node):
             return False
         up = self.parents(node)
         parent = up[0] if up else None
@@ -24,14 +24,14 @@ class EmbeddedShellReader:
             pair = up[1]
             if pair.child_by_field_name("key") is not None and pair.child_by_field_name("key").id == parent.id:
                 return False  # a mapping key
-        sc = scalar(self.data, node, self._indent(node))
+        sc = scalar(self.data, node, self.indent(node))
         if sc is None or not LAUNCH_TEXT.search(sc.text):
             return False
         a, b = sc.content_span if sc.style != "plain" else sc.span
         word = Word(sc.text, Span(a, b), owned(sc.spans), QUOTE_OF_STYLE.get(sc.style), "", "yaml")
         env_text, env_words = self._inherited_env(node)
         before = len(self.scan.invocations)
-        self._shell(word, sc, env_words, env_text)
+        self.shell(word, sc, env_words, env_text)
         found = self.scan.invocations[before:]
         self._format_placeholders(sc, found)
         if sc.style in ("plain", "single", "double") and "\n" not in sc.text.strip():
@@ -50,7 +50,7 @@ class EmbeddedShellReader:
             return
         for m in _FORMAT_FIELD.finditer(sc.text):
             a, b = sc.spans[m.start()][0], sc.spans[m.end() - 1][1]
-            self._hole(a, b)
+            self.hole(a, b)
             for inv in found:
                 if inv.span.start <= a:  # a field after the launch's start may add words to it
                     inv.open = True
@@ -65,7 +65,7 @@ class EmbeddedShellReader:
                 f = self.fields(n)
                 for key in _ENV_KEYS:
                     if key in f:
-                        t, w = self._compose_env(f[key]) if key == "environment" else self._mapping_env(f[key])
+                        t, w = self.compose_env(f[key]) if key == "environment" else self._mapping_env(f[key])
                         for k in t:
                             text.setdefault(k, t[k])
                             words.setdefault(k, w[k])

@@ -20,8 +20,8 @@ from .tree import (CharSpans, LAUNCH_TEXT, SCALAR_TYPES, KIND_KEY, KIND_TEXT, DO
 
 
 class KubernetesReader:
-    def _container(self, node: ts.Node) -> bool:
-        if not self._mentions_sglang(node):
+    def container(self, node: ts.Node) -> bool:
+        if not self.mentions_sglang(node):
             return False
         fields = self.fields(node)
         cmd_node, args_node = fields.get("command"), fields.get("args")
@@ -44,7 +44,7 @@ class KubernetesReader:
             if target.type in ("block_sequence", "flow_sequence"):
                 for item in self.items(target):
                     inner = self.resolve(item)
-                    items.append((item, self._scalar_of(inner)))
+                    items.append((item, self.scalar_of(inner)))
                     if inner is not None and inner.type != "double_quote_scalar":  # (the usual quoted item)
                         problems += self._non_string_item(inner, key)
             elif target.type in SCALAR_TYPES:
@@ -57,7 +57,7 @@ class KubernetesReader:
                     "SGL025", f"Kubernetes `{key}` must be a list of strings, not one string; the API server "
                     f"rejects the manifest (write `{key}: [\"sh\", \"-c\", …]` or one item per word)", span,
                 ))
-                return self._report(problems)
+                return self.report(problems)
         if not items:
             return False
         refs: list[tuple[str, Span, bool]] = []
@@ -72,7 +72,7 @@ class KubernetesReader:
             words.append(Word(t.text, Span(a, b), owned(t.spans), QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
         match = match_launch(words)
         if match is None:
-            return self._report(self._whole_command_items(words, "command"))
+            return self.report(self.whole_command_items(words, "command"))
         self.consumed += [(n.start_byte, n.end_byte) for n in (cmd_node, args_node) if n is not None]
         self.consumed += [(t.start_byte, t.end_byte) for t in (self.resolve(cmd_node), self.resolve(args_node))
                           if t is not None]
@@ -84,20 +84,20 @@ class KubernetesReader:
             script = words[match.end]
             item, sc = items[match.end]
             if script.text is None or sc is None:
-                return self._report(problems)
+                return self.report(problems)
             # `$(VAR)` was expanded above with list-word rules; a script wants shell-aware reporting
             refs = [r for r in refs if not (item.start_byte <= r[1].start < item.end_byte)]
             t = self._k8s_expand(Text(sc.text, sc.spans), env, env_open, kind, refs, shell=True, injected=injected)
             script = Word(t.text, script.span, owned(t.spans), script.quote, "", "yaml")
-            self._shell(script, sc, env_words, env_text)
+            self.shell(script, sc, env_words, env_text)
         else:
-            words, split = self._split_items(words, match.end)
+            words, split = self.split_items(words, match.end)
             problems += split
-            self._launch(match, words, env_text)
+            self.launch(match, words, env_text)
         problems += self._undefined_refs(refs)
-        return self._report(problems) or True
+        return self.report(problems) or True
 
-    def _split_items(self, words: list[Word], start: int, only: set[int] | None = None) -> tuple[list[Word], list[Finding]]:
+    def split_items(self, words: list[Word], start: int, only: set[int] | None = None) -> tuple[list[Word], list[Finding]]:
         """SGL026: list items (no shell splits them) that hold several words, e.g. `- --port 30000`.
         The launch is then checked as its author meant it: one word per token."""
         out: list[Word] = words[:start]
@@ -130,7 +130,7 @@ class KubernetesReader:
                                 w.char_spans[a:b], w.quote, "", w.origin))
         return out, findings
 
-    def _whole_command_items(self, words: list[Word], key: str) -> list[Finding]:
+    def whole_command_items(self, words: list[Word], key: str) -> list[Finding]:
         """SGL026: a list item holding a whole launch command line, which nothing splits."""
         out = []
         for w in words:
@@ -160,7 +160,7 @@ class KubernetesReader:
                 return {"LWS_GROUP_SIZE": sc.text}
         return None
 
-    def _report(self, findings: list[Finding]) -> bool:
+    def report(self, findings: list[Finding]) -> bool:
         self.scan.findings += findings
         return bool(findings)
 
@@ -172,7 +172,7 @@ class KubernetesReader:
             self._window = window = None  # a node elsewhere (a reader of the file): every `kind:` key
             self._kinds = self._kind_matches = None
         if self._kinds is None:
-            self._kinds = {m.start(1): m for m in self._kind_keys()}  # (in byte order)
+            self._kinds = {m.start(1): m for m in self.kind_keys()}  # (in byte order)
             self._kind_starts = list(self._kinds)
             lo, hi = window if window is not None else (0, None)
             self._doc_starts = [lo] + [m.start() for m in
@@ -191,7 +191,7 @@ class KubernetesReader:
                 inside.append(m)
         return min(inside, key=lambda k: k[1] - k[0])[2] if inside else None
 
-    def _kind_keys(self) -> list[re.Match]:
+    def kind_keys(self) -> list[re.Match]:
         """Every ``kind:`` key of the file, or of its window (a byte match each). (The objects of
         the keys outside the window cannot hold a node inside it: the window is whole documents.)"""
         if self._kind_matches is None:
@@ -287,7 +287,7 @@ class KubernetesReader:
             else:
                 out.append(text[i : close + 1])
                 out_spans.extend(spans[i : close + 1])
-                self._hole(ref_span.start, ref_span.end)
+                self.hole(ref_span.start, ref_span.end)
                 defined_elsewhere = value is None or env_open or kind not in _BUILTIN_WORKLOADS \
                     or _SERVICE_LINK.match(name) or (kind in _INJECTED and _INJECTED[kind].match(name)) \
                     or (name.endswith("_PORT") and name[: -len("_PORT")] in self._service_names())
@@ -304,13 +304,13 @@ class KubernetesReader:
     def _service_names(self) -> set[str]:
         """Services defined in this file, spelled as the prefix of their link variables."""
         if self._services is None:
-            self._services = self._services_in(0, len(self.data)) if b"Service" in self.data else set()
+            self._services = self.services_in(0, len(self.data)) if b"Service" in self.data else set()
         return self._services
 
-    def _services_in(self, start: int, end: int) -> set[str]:
+    def services_in(self, start: int, end: int) -> set[str]:
         """:meth:`_service_names` of the documents that lie in ``[start, end)``."""
         out = set()
-        for top in self._documents(start, end):
+        for top in self.documents(start, end):
             f = self.fields(top)
             if self.scalar_text(f.get("kind")) == "Service":
                 name = self.scalar_text(self.fields(self.resolve(f.get("metadata"))).get("name"))
@@ -341,7 +341,7 @@ class KubernetesReader:
                                       f"{'list' if 'sequence' in inner.type else 'mapping'}, and the API server rejects "
                                       "the manifest", Span(inner.start_byte, inner.start_byte + 1))]
             return []
-        text = self._text(inner)
+        text = self.text_of(inner)
         value = resolve_plain(text)
         if value is None or (isinstance(value, str) and text not in _K8S_BOOL_ONLY):
             return []

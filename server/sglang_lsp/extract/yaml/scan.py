@@ -103,7 +103,7 @@ def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: t
                       end: int, configs: dict[str, ConfigFile] | None = None) -> tuple[YamlScan, int]:
     """The launches and YAML problems of the documents in ``[start, end)`` of a file, read as
     :func:`extract_yaml` reads them in the whole file: the language server's incremental
-    re-check (:mod:`.incremental_yaml`) extracts an edited document again this way. ``tree``:
+    re-check (:mod:`sglang_lsp.engine.incremental.yaml`) extracts an edited document again this way. ``tree``:
     the file's tree (a file without templates, whose tree is that of its text). Returns the scan
     and how many of its launches come from containers (in a whole file's scan, those of every
     container come before those of shell elsewhere). Compose services are not looked at, the
@@ -114,20 +114,20 @@ def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: t
     ex = _Extractor(doc, base_dir, cat, tree)
     doc.derived["yaml_extractor"] = ex
     data = ex.data
-    ex._window = (ex._top_start(start), end)  # (the `kind:` keys of the documents around the part only)
+    ex._window = (ex.top_start(start), end)  # (the `kind:` keys of the documents around the part only)
     ex.embedded_configs.update(configs or {})
     if b"ConfigMap" in data[start:end]:
-        ex._configmaps(tree.root_node)
-    first = next((n for n in ex._tops or () if n.type == "document"), None)
+        ex.configmaps(tree.root_node)
+    first = next((n for n in ex.tops or () if n.type == "document"), None)
     if first is not None and first.end_byte > start:  # (only the first document can make the file a config)
-        ex._config_document(tree.root_node)
+        ex.config_document(tree.root_node)
     keys = line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, data, start, end)
-    for node in ex._query_at(keys, ("block_mapping_pair",), "containers", "container"):
-        ex._container(node)
+    for node in ex.query_at(keys, ("block_mapping_pair",), "containers", "container"):
+        ex.container(node)
     containers = len(ex.scan.invocations)
-    for node in ex._query_at(_LAUNCH_BYTES.finditer(data, start, end), SCALAR_TYPES, "embedded_shell", "script",
-                             skip=ex._is_consumed):
-        ex._embedded(node)
+    for node in ex.query_at(_LAUNCH_BYTES.finditer(data, start, end), SCALAR_TYPES, "embedded_shell", "script",
+                             skip=ex.is_consumed):
+        ex.embedded(node)
     ex._finish()
     return ex.scan, containers
 
@@ -136,7 +136,7 @@ def service_names(doc: Document, tree: ts.Tree, start: int, end: int) -> set[str
     """The names of the Services defined in the documents in ``[start, end)`` of a file without
     templates (``tree``: its tree), as a container's ``$(X_PORT)`` reads them: the language
     server's re-check of an edited Service (whose name a launch elsewhere may read)."""
-    return _Extractor(doc, None, load_catalog(), tree)._services_in(start, end)
+    return _Extractor(doc, None, load_catalog(), tree).services_in(start, end)
 
 
 def yaml_reader(doc: Document) -> _Extractor:
@@ -172,10 +172,10 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
         self._window: tuple[int, int] | None = None
         self._doc_starts: list[int] = []
         self._kind_starts: list[int] = []
-        self._mounts: dict[str, str] = {}  # compose bind mounts: container path → host path
+        self.mounts: dict[str, str] = {}  # compose bind mounts: container path → host path
         self._services: set[str] | None = None
-        self._command_texts: list[tuple[Text, bool]] = []  # YAML strings read as a command (shell or Compose)
-        self._bad_folds: set[int] = set()  # end byte of a line break that a `\` escapes (SGL024)
+        self.command_texts: list[tuple[Text, bool]] = []  # YAML strings read as a command (shell or Compose)
+        self.bad_folds: set[int] = set()  # end byte of a line break that a `\` escapes (SGL024)
 
     # --- driver --------------------------------------------------------------------------
 
@@ -183,22 +183,22 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
         root = self.tree.root_node
         relevant = False
         if launches:
-            self._configmaps(root)
+            self.configmaps(root)
             keys = line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, self.data)
-            for node in self._query_at(keys, ("block_mapping_pair",), "containers", "container"):
-                relevant |= self._container(node)
+            for node in self.query_at(keys, ("block_mapping_pair",), "containers", "container"):
+                relevant |= self.container(node)
             keys = line_matches(SERVICES_KEY, _SERVICES_TEXT, self.data)
-            for node in self._query_at(keys, ("document",), "compose_services", "service"):
-                relevant |= self._service(node)
+            for node in self.query_at(keys, ("document",), "compose_services", "service"):
+                relevant |= self.service(node)
             # (a string already read as a container's or service's command is not read again)
             # (nodes nest: launch text inside a range already read lies in a string inside it)
-            texts = [m for m in _LAUNCH_BYTES.finditer(self.data) if not self._is_consumed_range(*m.span())]
-            for node in self._query_at(texts, SCALAR_TYPES, "embedded_shell", "script", skip=self._is_consumed):
-                relevant |= self._embedded(node)
-        relevant |= self._config_document(root)
+            texts = [m for m in _LAUNCH_BYTES.finditer(self.data) if not self.is_consumed_range(*m.span())]
+            for node in self.query_at(texts, SCALAR_TYPES, "embedded_shell", "script", skip=self.is_consumed):
+                relevant |= self.embedded(node)
+        relevant |= self.config_document(root)
         relevant |= bool(self.scan.configs)
         if relevant or (root.has_error and _LAUNCH_BYTES.search(self.data)):
-            self.scan.findings[:0] = self._syntax_findings(root)
+            self.scan.findings[:0] = self.syntax_findings(root)
             self._finish()
         else:
             self.scan.findings = []
@@ -206,7 +206,7 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
 
     # --- launches ------------------------------------------------------------------------
 
-    def _launch(self, match, words: list[Word], env: dict[str, str | None], open_: bool = False) -> Invocation:
+    def launch(self, match, words: list[Word], env: dict[str, str | None], open_: bool = False) -> Invocation:
         first, last = words[0].span, words[-1].span
         inv = Invocation(
             kind=match.kind, program=words[match.start : match.end], args=words[match.end :],
@@ -215,7 +215,7 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
         self.scan.invocations.append(inv)
         return inv
 
-    def _shell(self, script: Word, sc: Scalar | None, env_words: dict[str, Word | None],
+    def shell(self, script: Word, sc: Scalar | None, env_words: dict[str, Word | None],
                env_text: dict[str, str | None]) -> None:
         """Parse a YAML string as shell; its launches join the scan with exact positions."""
         parsed = extract_shell(Source.from_word(script), self.base_dir, 1, env_words)
@@ -223,7 +223,7 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
             inv.env = {**env_text, **inv.env}
             self.scan.invocations.append(inv)
         if parsed.invocations and script.text is not None:
-            self._command_texts.append((Text(script.text, list(script.char_spans or [])), False))
+            self.command_texts.append((Text(script.text, list(script.char_spans or [])), False))
         if sc is not None and sc.style == "literal" and parsed.invocations:
             # a literal block keeps the script's bytes line for line: the `\`-continuation checks
             # (checks.shell) apply to it
@@ -232,15 +232,15 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
     # --- after extraction ------------------------------------------------------------------
 
     def _finish(self) -> None:
-        self._folded_backslashes()
-        if self._bad_folds or self.holes:  # (else no word changes)
+        self.folded_backslashes()
+        if self.bad_folds or self.holes:  # (else no word changes)
             for inv in self.scan.invocations:
                 for group in (inv.program, inv.args):
-                    if self._bad_folds:
-                        group[:] = [w for w in map(self._intended, group) if w is not None]
+                    if self.bad_folds:
+                        group[:] = [w for w in map(self.intended, group) if w is not None]
                     if self.holes:
                         self._unknown_if_holes(group, inv)
-        self._config_refs()
+        self.config_refs()
         if self.holes:
             for cfg in self.scan.configs:
                 self._unknown_if_holes(cfg.words, None)
@@ -249,7 +249,7 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
         """:meth:`_unknown_if_hole` on each of ``words`` in place; a word whose characters all
         lie in one range of the file is decided by one look at the mask of unknown bytes (a
         file has far more words than unknown ranges)."""
-        mask = self._mask()
+        mask = self.mask()
         for i, w in enumerate(words):
             spans = w.char_spans
             if w.text is None:

@@ -16,14 +16,14 @@ from .tree import (line_matches)
 
 
 class SyntaxReader:
-    def _folded_backslashes(self) -> None:
+    def folded_backslashes(self) -> None:
         """SGL024: a `\\` at a line end that does not continue the line. In a YAML string whose
         line breaks fold into spaces (plain, double-quoted, `>`), the `\\` escapes the space the
         break became; in a Compose command string (split without a shell), it escapes the line
         break itself, which becomes an argument of its own."""
         data = self.doc.data
         seen = set()
-        for t, compose in self._command_texts:
+        for t, compose in self.command_texts:
             text, spans = t.text, t.spans
             for i in _positions(text, "\\", len(text) - 1):
                 if (i and text[i - 1] == "\\") or spans[i] in seen:
@@ -37,7 +37,7 @@ class SyntaxReader:
                 seen.add(spans[i])
                 bs = Span(*spans[i])
                 nxt = re.match(r"\s*(\S*)", text[i + 2 :]).group(1)
-                self._bad_folds.add(e)
+                self.bad_folds.add(e)
                 if folded:
                     msg = ("YAML folds this line break into a space, so the `\\` escapes that space instead of "
                            "continuing the line" + (f": `{nxt}` reaches the command with a leading space" if nxt else ""))
@@ -49,17 +49,17 @@ class SyntaxReader:
                               (Edit(bs, ""),))
                 self.scan.findings.append(finding("SGL024", msg, bs, fixes=[fix]))
 
-    def _intended(self, w: Word) -> Word | None:
+    def intended(self, w: Word) -> Word | None:
         """A word that starts with an escaped line break (SGL024), as the author meant it: without
         the escaped character (``None`` when nothing else is left)."""
-        if not w.text or not w.char_spans or w.text[0] not in " \n" or w.char_spans[0][1] not in self._bad_folds:
+        if not w.text or not w.char_spans or w.text[0] not in " \n" or w.char_spans[0][1] not in self.bad_folds:
             return w
         if len(w.text) == 1:
             return None
         return Word(w.text[1:], Span(w.char_spans[1][0], w.span.end, w.span.path), w.char_spans[1:], w.quote,
                     w.known_prefix, w.origin, w.config_key)
 
-    def _syntax_findings(self, root: ts.Node) -> list[Finding]:
+    def syntax_findings(self, root: ts.Node) -> list[Finding]:
         out: list[Finding] = []
         data = self.doc.data
         markers = line_matches(_CONFLICT_MARKER, _CONFLICT_TEXT, data)

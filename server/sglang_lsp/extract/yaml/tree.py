@@ -36,10 +36,10 @@ class YamlTree:
         self._fields_memo: dict[int, dict[str, ts.Node | None]] = {}
         self._keyed_memo: dict[tuple[int, int], dict[str, tuple[ts.Node | None, ts.Node | None]]] = {}
         self._hole_mask: bytearray | None = None  # 1 for every byte of an unknown range
-        self._tops: list[ts.Node] | None = None  # the top-level nodes (documents) and their starts
-        self._top_starts: list[int] = []
+        self.tops: list[ts.Node] | None = None  # the top-level nodes (documents) and their starts
+        self.top_starts: list[int] = []
 
-    def _query_at(self, where: Iterable[re.Match], types: tuple[str, ...], purpose: str, capture: str,
+    def query_at(self, where: Iterable[re.Match], types: tuple[str, ...], purpose: str, capture: str,
                   skip: Callable[[ts.Node], bool] | None = None) -> list[ts.Node]:
         """Captures of a query, run only on the nodes (of ``types``) around the byte matches
         ``where`` (not on those ``skip`` says): a query over the whole tree of a long manifest
@@ -53,7 +53,7 @@ class YamlTree:
             if node is None or node.id in seen:
                 continue
             seen[node.id] = node
-            if types == ("block_mapping_pair",) and not self._mentions_sglang(node):
+            if types == ("block_mapping_pair",) and not self.mentions_sglang(node):
                 continue  # an unrelated pod spec: nothing to look at
             if skip is not None and skip(node):
                 continue
@@ -63,24 +63,24 @@ class YamlTree:
                 found[n.id] = n
         return in_order(list(found.values()))  # (captures() does not promise document order)
 
-    def _top_start(self, at: int) -> int:
+    def top_start(self, at: int) -> int:
         """Where the top-level node (document) holding byte ``at`` starts (``at`` when none does)."""
-        if self._tops is None:
-            self._tops = self.tree.root_node.children
-            self._top_starts = [n.start_byte for n in self._tops]
-        k = bisect.bisect_right(self._top_starts, at) - 1
-        return min(at, self._top_starts[k]) if k >= 0 else at
+        if self.tops is None:
+            self.tops = self.tree.root_node.children
+            self.top_starts = [n.start_byte for n in self.tops]
+        k = bisect.bisect_right(self.top_starts, at) - 1
+        return min(at, self.top_starts[k]) if k >= 0 else at
 
     def node_at(self, a: int, b: int) -> ts.Node:
         """``root.descendant_for_byte_range(a, b)`` (the smallest node around the bytes), searched
         from the top-level node that holds them: tree-sitter looks at a node's children one by
         one, and a long manifest has hundreds of documents."""
-        if self._tops is None:
-            self._tops = self.tree.root_node.children
-            self._top_starts = [n.start_byte for n in self._tops]
-        k = bisect.bisect_right(self._top_starts, a) - 1
+        if self.tops is None:
+            self.tops = self.tree.root_node.children
+            self.top_starts = [n.start_byte for n in self.tops]
+        k = bisect.bisect_right(self.top_starts, a) - 1
         if k >= 0 and a < b:
-            top = self._tops[k]
+            top = self.tops[k]
             if top.end_byte >= b:  # (the first child tree-sitter would step into from the root)
                 return top.descendant_for_byte_range(a, b)
         return self.tree.root_node.descendant_for_byte_range(a, b)
@@ -91,11 +91,11 @@ class YamlTree:
         the node (tens of microseconds a step late in a long manifest); here the path is found
         once, down from the node's document (``child_with_descendant``)."""
         a, b = node.start_byte, node.end_byte
-        if self._tops is None:
+        if self.tops is None:
             self.node_at(a, b)
-        k = bisect.bisect_right(self._top_starts, a) - 1
+        k = bisect.bisect_right(self.top_starts, a) - 1
         if a < b and k >= 0:  # (an empty node may touch several documents: the walk up decides)
-            top = self._tops[k]
+            top = self.tops[k]
             path = [top]
             cur: ts.Node | None = top
             while cur is not None and cur.id != node.id:
@@ -121,11 +121,11 @@ class YamlTree:
             return node
         return next((n for n in self.parents(node) if n.type in types), None)
 
-    def _mentions_sglang(self, node: ts.Node) -> bool:
+    def mentions_sglang(self, node: ts.Node) -> bool:
         region = self.data[node.start_byte : node.end_byte]
         return MENTIONS_SGLANG in region or b"*" in region  # (an alias may bring the command in)
 
-    def _text(self, node: ts.Node) -> str:
+    def text_of(self, node: ts.Node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
     @staticmethod
@@ -145,7 +145,7 @@ class YamlTree:
         depth = 0
         while inner is not None and inner.type == "alias" and depth < 8:
             # an alias names the closest anchor of that name before it
-            before = [n for n in self._anchor_nodes().get(self._text(inner)[1:], []) if n.end_byte <= inner.start_byte]
+            before = [n for n in self._anchor_nodes().get(self.text_of(inner)[1:], []) if n.end_byte <= inner.start_byte]
             if not before:
                 return None
             inner = self._inner(before[-1])
@@ -158,7 +158,7 @@ class YamlTree:
             self._anchors = {}
             if b"&" in self.data:
                 for _, caps in queries.matches("yaml", "anchors", self.tree.root_node):
-                    name = self._text(caps["anchor.name"][0])
+                    name = self.text_of(caps["anchor.name"][0])
                     self._anchors.setdefault(name, []).append(caps["anchor.node"][0])
                 for nodes in self._anchors.values():
                     nodes.sort(key=lambda n: n.start_byte)
@@ -239,31 +239,31 @@ class YamlTree:
                 out.append(item)
         return out
 
-    def _indent(self, node: ts.Node) -> int:
+    def indent(self, node: ts.Node) -> int:
         """Column of the block collection a node sits in (what indentation indicators count from)."""
         n = self.around(node, ("block_mapping", "block_sequence"), parents_only=True)
         return -1 if n is None else n.start_point[1]
 
     def node_scalar(self, node: ts.Node | None) -> Scalar | None:
-        return self._scalar_of(self.resolve(node))
+        return self.scalar_of(self.resolve(node))
 
-    def _scalar_of(self, inner: ts.Node | None) -> Scalar | None:
+    def scalar_of(self, inner: ts.Node | None) -> Scalar | None:
         """The scalar of a content node (``_resolve``'s result)."""
         if inner is None:
             return None
         # only a block scalar's indentation indicator needs the enclosing collection's column
-        return scalar(self.data, inner, self._indent(inner) if inner.type == "block_scalar" else -1)
+        return scalar(self.data, inner, self.indent(inner) if inner.type == "block_scalar" else -1)
 
     def scalar_text(self, node: ts.Node | None) -> str | None:
         sc = self.node_scalar(node)
         return None if sc is None else sc.text
 
-    def _hole(self, a: int, b: int) -> None:
+    def hole(self, a: int, b: int) -> None:
         self.holes.append((a, b))
         if self._hole_mask is not None:
             self._hole_mask[a:b] = b"\x01" * (b - a)
 
-    def _mask(self) -> bytearray:
+    def mask(self) -> bytearray:
         """1 for every byte of an unknown range (built on first use, kept up to date by :meth:`_hole`)."""
         mask = self._hole_mask
         if mask is None:
@@ -276,7 +276,7 @@ class YamlTree:
         """Index of the first character whose source overlaps an unknown range, else None."""
         if not self.holes or not spans:
             return None
-        mask = self._mask()
+        mask = self.mask()
         if type(spans) is CharRun:
             lo, hi = spans.start, spans.start + spans.n
         else:
@@ -291,11 +291,11 @@ class YamlTree:
     def overlaps_template(self, a: int, b: int) -> bool:
         return any(s < b and a < e for s, e in self.templates)
 
-    def _is_consumed(self, node: ts.Node) -> bool:
+    def is_consumed(self, node: ts.Node) -> bool:
         """Whether ``node`` lies inside a range already read as a command."""
-        return self._is_consumed_range(node.start_byte, node.end_byte)
+        return self.is_consumed_range(node.start_byte, node.end_byte)
 
-    def _is_consumed_range(self, a: int, b: int) -> bool:
+    def is_consumed_range(self, a: int, b: int) -> bool:
         """Whether the bytes ``[a, b)`` lie inside a range already read as a command (a bisect:
         the generic scan asks for every launch text of the file, and each container adds ranges)."""
         if len(self._consumed_index[0]) != len(self.consumed):
@@ -306,7 +306,7 @@ class YamlTree:
         k = bisect.bisect_right(starts, a)  # the ranges that start before the bytes
         return k > 0 and b <= ends[k - 1]
 
-    def _documents(self, start: int = 0, end: int | None = None) -> list[ts.Node]:
+    def documents(self, start: int = 0, end: int | None = None) -> list[ts.Node]:
         """The top-level mapping of every document (that lies in ``[start, end)``)."""
         out = []
         for document in self.tree.root_node.named_children:

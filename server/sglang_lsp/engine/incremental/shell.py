@@ -1,9 +1,7 @@
-"""Re-checking a document after an edit, reusing the check of its previous version: the
-language server's incremental path. The result is always that of
-:func:`sglang_lsp.engine.check.check_document` on the new text; when that cannot be shown to hold
-for a shortcut, the document is checked from scratch.
+"""Re-checking a shell script after an edit, reusing the check of its previous version (see
+:mod:`sglang_lsp.engine.incremental`).
 
-The shortcut (shell scripts): the text that changed lies within statements of one statement
+The shortcut: the text that changed lies within statements of one statement
 list (the script's top level, a loop's or function's body …) that, before and after the edit,
 give no variable a value (no assignment, ``for`` variable, ``read``, ``source``/``.``/``eval``).
 Then
@@ -24,7 +22,7 @@ Then
 * the checks that look at the whole file (continuation lines, unassigned variables,
   placeholders, deployment checks, suppressions and rule selection) run as in a full check.
 
-Not taken (full check): YAML, a file with ``sglang-lsp:`` comments (directives, suppressions),
+Not taken (full check): a file with ``sglang-lsp:`` comments (directives, suppressions),
 a here-document anywhere, a ``--config`` file read from disk, syntax errors, an ``sh -c``
 launch, a known array expanded or a variable read under deep ``${…}`` nesting in the changed
 statements, and changed statements that parse differently on their own.
@@ -42,28 +40,28 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import settings as file_context
-from .. import logger
-from ..base import queries
-from ..extract import shell
-from ..catalog.argv import FlagUse, ParsedArgs
-from ..context.placement import carry_placements
-from ..checks.deployment import carry_launches, deployment_findings
-from ..base.document import Document
-from .check import (Options, Result, catalog_named, check_invocation, without_echoes, check_document)
-from ..base.findings import Edit, Finding, Fix, Span
-from ..base.invocation import CharRun, Invocation, Word
-from ..context.launch import add_inferred
-from ..extract.shell import ShellScript, Source, extract
-from ..checks.shell import continuation_findings, explain_placeholders, unassigned_variable_findings
+from .. import settings as file_context
+from ... import logger
+from ...base import queries
+from ...extract import shell
+from ...catalog.argv import ParsedArgs
+from ...context.placement import carry_placements
+from ...checks.deployment import carry_launches, deployment_findings
+from ...base.document import Document
+from ..check import (Options, Result, catalog_named, check_invocation, without_echoes, check_document)
+from ...base.findings import Finding, Span
+from ...base.invocation import Invocation, Word
+from ...context.launch import add_inferred
+from ...extract.shell import ShellScript, Source, extract
+from ...checks.shell import continuation_findings, explain_placeholders, unassigned_variable_findings
+from .common import Recheck, Shifter, Straddles, common_ends, touching
 
 log = logger(__name__)
 
 MAX_STEPS = 1000  # edits mapped back to the scope's tree before a full check builds a new one
-_USE_SLOTS = FlagUse.__slots__
 # commands that change variables (shell.Scope: those that set the ones they name, and those
 # that may set any); printf only with -v, found by a text search
-_CLOBBERING_COMMANDS = (shell._SETTING_COMMANDS - {b"printf"}) | {b"source", b".", b"eval"}
+_CLOBBERING_COMMANDS = (shell.SETTING_COMMANDS - {b"printf"}) | {b"source", b".", b"eval"}
 _PRINTF_V = re.compile(rb"\bprintf\b[^\n;&|]*\s-v\b")
 
 
@@ -104,25 +102,9 @@ class ScopeState:
         return offset
 
 
-@dataclass
-class Recheck:
-    result: Result
-    state: ScopeState | None
-    incremental: bool  # False: checked from scratch
-    kept_tree: bool = False  # the previous tree, edited, is the new text's (the file was not re-parsed)
-
-
-def recheck(doc: Document, options: Options, previous: Result | None, state: ScopeState | None,
-            old_tree: Any = None, full: bool = True) -> Recheck | None:
-    """The check of ``doc``: :func:`check_document`'s result, reusing ``previous`` (the result
-    of an earlier version of the same document, with the same options) where that is safe.
-    ``old_tree``: the previous tree edited to ``doc``'s text (see check_document).
-    ``full=False``: ``None`` where a check from scratch would be needed (the language server
-    then runs it on its worker thread)."""
-    if doc.language == "yaml":
-        from .incremental_yaml import recheck_yaml  # documents of a manifest, not statements
-
-        return recheck_yaml(doc, options, previous, state, old_tree, full)
+def recheck_shell(doc: Document, options: Options, previous: Result | None, state: ScopeState | None,
+                  old_tree: Any = None, full: bool = True) -> Recheck | None:
+    """:func:`sglang_lsp.engine.incremental.recheck` of a shell script (or a file of no kind)."""
     if previous is not None and state is not None and old_tree is not None:
         try:
             done = _shell_recheck(doc, options, previous, state, old_tree)
@@ -152,43 +134,6 @@ _SYNTAX_ERRORS: Any = object()
 # ---------------------------------------------------------------------------------------
 
 
-def _common_ends(old: bytes, new: bytes) -> tuple[int, int]:
-    """Length of the common prefix and of the common suffix (not overlapping it)."""
-    limit = min(len(old), len(new))
-    lo, hi = 0, limit
-    while lo < hi:  # binary search on slice equality: memcmp, not a Python loop per byte
-        mid = (lo + hi + 1) // 2
-        if old[:mid] == new[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    prefix = lo
-    lo, hi = 0, limit - prefix
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if old[len(old) - mid:] == new[len(new) - mid:]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return prefix, lo
-
-
-def _touching(node: Any, start: int, end: int) -> tuple[int, int]:
-    """Index range ``[i, j)`` of the children of ``node`` that overlap or touch ``[start, end]``
-    (binary search: a script's top level has thousands of children)."""
-    lo, hi = 0, node.child_count
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if node.child(mid).end_byte < start:
-            lo = mid + 1
-        else:
-            hi = mid
-    j = lo
-    while j < node.child_count and node.child(j).start_byte <= end:
-        j += 1
-    return lo, j
-
-
 def _shell_recheck(doc: Document, options: Options, previous: Result, state: ScopeState,
                    old_tree: Any) -> tuple[Result, tuple[int, int, int], bool] | Any | None:
     """The new result, the step to record and whether the tree was kept (not re-parsed), or
@@ -201,7 +146,7 @@ def _shell_recheck(doc: Document, options: Options, previous: Result, state: Sco
     old, new = old_doc.data, doc.data
     if b"sglang-lsp:" in old or b"sglang-lsp:" in new or b"<<" in old or b"<<" in new:
         return None  # directives and suppressions, here-documents: read from the whole file
-    prefix, suffix = _common_ends(old, new)
+    prefix, suffix = common_ends(old, new)
     delta = len(new) - len(old)
     old_end, new_end = len(old) - suffix, len(new) - suffix
     found = _kept(previous.tree, old_doc, doc, prefix, old_end, new_end, delta)
@@ -225,7 +170,7 @@ def _shell_recheck(doc: Document, options: Options, previous: Result, state: Sco
     inside = [inv for inv in previous.invocations if o_start <= inv.span.start < o_stop]
     if len(before) + len(inside) + len(after) != len(previous.invocations):
         return None  # a launch across the stretch's edge
-    shifter = _Shifter(o_start, o_stop, delta)
+    shifter = Shifter(o_start, o_stop, delta)
     reused: dict[int, Invocation] = {}  # id(invocation of the new text) → the same launch before
     invocations: list[Invocation] = []
     for inv in before:
@@ -235,7 +180,7 @@ def _shell_recheck(doc: Document, options: Options, previous: Result, state: Sco
     for inv in after:
         try:
             new_inv = shifter.invocation(inv) if delta else inv
-        except _Straddles:
+        except Straddles:
             return None
         reused[id(new_inv)] = inv
         invocations.append(new_inv)
@@ -295,10 +240,10 @@ def _reparsed(old_tree: Any, new: bytes, edited: Any, prefix: int, old_end: int,
 def _assigns_nothing(data: bytes, nodes: list) -> bool:
     """Whether these statements give no variable a value the scope would record
     (a command's prefix ``X=1 cmd`` only sets its environment: allowed; ``unset``,
-    ``${X:=…}`` and the commands of ``shell._SETTING_COMMANDS`` do count)."""
+    ``${X:=…}`` and the commands of ``shell.SETTING_COMMANDS`` do count)."""
     for node in nodes:
         a, b = node.start_byte, node.end_byte
-        if data.find(b"unset", a, b) != -1 or shell._DEFAULT_ASSIGNMENT.search(data, a, b) \
+        if data.find(b"unset", a, b) != -1 or shell.DEFAULT_ASSIGNMENT.search(data, a, b) \
                 or _PRINTF_V.search(data, a, b):
             return False
         for _, caps in queries.matches("bash", "script", node):
@@ -352,8 +297,8 @@ def _unit(old_root: Any, new_root: Any, start: int, old_end: int, new_end: int,
     old, new = old_root, new_root
     levels = [(old, new)]
     while True:
-        oi, oj = _touching(old, start, old_end)
-        ni, nj = _touching(new, start, new_end)
+        oi, oj = touching(old, start, old_end)
+        ni, nj = touching(new, start, new_end)
         if oj - oi == 1 and nj - ni == 1:
             a, b = old.child(oi), new.child(ni)
             if a.type == b.type and a.type in _STATEMENT_LISTS and a.start_byte == b.start_byte < start \
@@ -613,121 +558,12 @@ def _extract_stretch(doc: Document, nodes: list, start: int, stop: int, state: S
 # Moving what a previous check found by the length change of the edit
 
 
-class _Straddles(Exception):
-    """A range of a reused launch reaches into the changed text: check that launch again."""
-
-
-class _Shifter:
-    """Offsets at or after the end of the changed stretch ``[start, stop)`` of the previous
-    text move by ``delta``; a range reaching into the stretch raises :class:`_Straddles`.
-    Objects with nothing to move are returned as they are."""
-
-    def __init__(self, start: int, stop: int, delta: int):
-        self.start, self.stop, self.delta = start, stop, delta
-        self.moved_findings: dict[int, Finding] = {}
-        self.words: dict[int, Word] = {}  # a parse's words are its launch's: moved once, still shared
-
-    def offset(self, x: int) -> int:
-        if x >= self.stop:
-            return x + self.delta
-        if x > self.start:
-            raise _Straddles()
-        return x
-
-    def span(self, span: Span) -> Span:
-        if span.path is not None:
-            return span
-        start, end = span.start, span.end
-        if start < self.start < end or start < self.stop < end or self.start < start < self.stop:
-            raise _Straddles()
-        if not self.delta or end < self.stop:
-            return span
-        return Span(self.offset(start), self.offset(end))
-
-    def char_spans(self, spans):
-        if spans is None or not self.delta:
-            return spans
-        if isinstance(spans, CharRun):
-            if spans.n and spans.start < self.stop < spans.start + spans.n:
-                raise _Straddles()
-            return CharRun(self.offset(spans.start), spans.n)
-        offset = self.offset
-        return [(offset(a), offset(b)) for a, b in spans]
-
-    def word(self, w: Word) -> Word:
-        moved = self.words.get(id(w))
-        if moved is None:
-            moved = object.__new__(Word)
-            moved.__dict__.update(w.__dict__)
-            moved.span = self.span(w.span)
-            moved.char_spans = self.char_spans(w.char_spans)
-            self.words[id(w)] = moved
-        return moved
-
-    def invocation(self, inv: Invocation) -> Invocation:
-        moved = object.__new__(type(inv))  # (copy.copy, without its reduce protocol: a plain class)
-        moved.__dict__.update(inv.__dict__)  # (with any attribute set on it later, e.g. its release)
-        moved.program = [self.word(w) for w in inv.program]
-        moved.args = [self.word(w) for w in inv.args]
-        moved.span = self.span(inv.span)
-        moved.unassigned = [(n, self.span(s)) for n, s in inv.unassigned]
-        return moved
-
-    def finding(self, f: Finding) -> Finding:
-        done = self.moved_findings.get(id(f))
-        if done is None:
-            span = self.span(f.span)
-            fixes = [x if all(self.span(e.span) is e.span for e in x.edits) else
-                     Fix(x.title, x.applicability, tuple(Edit(self.span(e.span), e.new_text) for e in x.edits))
-                     for x in f.fixes]
-            related = [(self.span(r), m) for r, m in f.related]
-            if span is f.span and all(a is b for a, b in zip(fixes, f.fixes)) \
-                    and all(a[0] is b[0] for a, b in zip(related, f.related)):
-                done = f  # nothing moved: the same finding
-            else:
-                done = f.replace(span=span, fixes=fixes, related=related)
-            self.moved_findings[id(f)] = done
-        return done
-
-    def moved_span(self, span: Span) -> Span | None:
-        """:meth:`span`, ``None`` for a range reaching into the stretch."""
-        try:
-            return self.span(span)
-        except _Straddles:
-            return None
-
-    def moved_start(self, start: int) -> int | None:
-        """Where a launch starting at ``start`` starts now; ``None`` in the stretch or at its ends."""
-        return None if self.start <= start <= self.stop else self.offset(start)
-
-    def moved_finding(self, finding: Finding) -> Finding | None:
-        """:meth:`finding`, ``None`` for one reaching into the stretch."""
-        try:
-            return self.finding(finding)
-        except _Straddles:
-            return None
-
-    def use(self, u: FlagUse) -> FlagUse:
-        moved = object.__new__(FlagUse)  # (copy.copy of a class with __slots__ is ten times slower)
-        for name in _USE_SLOTS:
-            setattr(moved, name, getattr(u, name))
-        moved.word = self.word(u.word)
-        moved.flag_span = self.span(u.flag_span)
-        moved.values = [self.word(w) for w in u.values]
-        moved.value_spans = [self.span(s) for s in u.value_spans]
-        return moved
-
-    def parsed(self, p: ParsedArgs) -> ParsedArgs:
-        return p.replace(uses=[self.use(u) for u in p.uses],
-                         findings=[self.finding(f) for f in p.findings])
-
-
 # ---------------------------------------------------------------------------------------
 # The check of the new text, from its launches
 
 
 def _assemble(doc: Document, options: Options, previous: Result, tree: Any, scope: Any,
-              invocations: list[Invocation], reused: dict[int, Invocation], shifter: _Shifter) -> Result | None:
+              invocations: list[Invocation], reused: dict[int, Invocation], shifter: Shifter) -> Result | None:
     """What :func:`sglang_lsp.engine.check.check_document` does for a shell script, step by step in
     the same order, with the launches given and each unchanged launch's checks reused.
 
@@ -762,7 +598,7 @@ def _assemble(doc: Document, options: Options, previous: Result, tree: Any, scop
     return result
 
 
-def _carry_exports(old: Document, new: Document, shifter: _Shifter) -> None:
+def _carry_exports(old: Document, new: Document, shifter: Shifter) -> None:
     """The new text's top-level ``export NAME=value`` list, which
     :func:`sglang_lsp.context.facts.exported_env` otherwise reads once per text by walking the whole
     tree's top level (~1 ms for 2,000 lines): the previous text's, moved. The changed
@@ -772,7 +608,7 @@ def _carry_exports(old: Document, new: Document, shifter: _Shifter) -> None:
         return
     try:
         new.derived["top_level_exports"] = [(shifter.offset(start), key, value) for start, key, value in exports]
-    except _Straddles:  # pragma: no cover - an export starts inside the changed statements: read it again
+    except Straddles:  # pragma: no cover - an export starts inside the changed statements: read it again
         pass
 
 
@@ -790,7 +626,7 @@ class _Reuse:
     """Taking over the checks of unchanged launches from the previous check (:meth:`take`),
     one launch after the other, in the order of the check."""
 
-    def __init__(self, previous: Result, result: Result, shifter: _Shifter, placed: bool):
+    def __init__(self, previous: Result, result: Result, shifter: Shifter, placed: bool):
         self.previous, self.result, self.shifter = previous, result, shifter
         # the placements were carried over (sglang_lsp.context.placement.carry_placements): what the file
         # says around a reused launch is what it said around it before the edit
@@ -841,7 +677,7 @@ class _Reuse:
             new_parsed = parsed
             if parsed is not None and shifter.delta and old.span.start >= shifter.stop:
                 new_parsed = shifter.parsed(parsed)  # a launch before the change keeps its offsets
-        except _Straddles:
+        except Straddles:
             del result.context.values[mark:]
             return False
         if new_parsed is not None:
@@ -873,7 +709,7 @@ class _Reuse:
     def _moved_findings(self, old: Invocation, inv: Invocation, findings: list[Finding]) -> list[Finding]:
         """``old``'s findings moved (the same list when none of them moves), through the extent
         of their ranges kept from earlier edits: findings whose ranges all lie on one side of
-        the stretch reach nothing in it (see :meth:`_Shifter.span`)."""
+        the stretch reach nothing in it (see :meth:`Shifter.span`)."""
         shifter = self.shifter
         known = self.extents.get(id(old))
         extent = known[1] if known is not None and known[0] is old else _extent(findings)
@@ -881,7 +717,7 @@ class _Reuse:
                               and (not shifter.delta or extent[1] < shifter.stop)):
             self.new_extents[id(inv)] = (inv, extent)
             return findings
-        moved = [shifter.finding(f) for f in findings]  # (raises _Straddles)
+        moved = [shifter.finding(f) for f in findings]  # (raises Straddles)
         if extent[0] >= shifter.stop:
             self.new_extents[id(inv)] = (inv, (extent[0] + shifter.delta, extent[1] + shifter.delta))
         return moved

@@ -54,20 +54,20 @@ import operator
 import os
 from typing import Any
 
-from . import settings as file_context, incremental
-from .. import logger
-from ..base import queries
-from ..catalog.argv import ParsedArgs
-from ..extract.sglang_config import ConfigFile
-from ..checks.deployment import deployment_findings
-from ..base.document import Document
-from .check import (Options, Result, catalog_named, check_config, check_invocation, without_echoes,
+from .. import settings as file_context
+from ... import logger
+from ...base import queries
+from ...catalog.argv import ParsedArgs
+from ...extract.sglang_config import ConfigFile
+from ...checks.deployment import deployment_findings
+from ...base.document import Document
+from ..check import (Options, Result, catalog_named, check_config, check_invocation, without_echoes,
                      check_document, yaml_scan_findings)
-from ..base.findings import Finding, Span
-from .incremental import Recheck, _common_ends, _Straddles, _touching
-from ..base.invocation import CharRun, Invocation, Word
-from ..context.precedence import Value
-from ..extract.yaml.scan import extract_yaml_part, service_names
+from ...base.findings import Finding, Span
+from .common import Recheck, Shifter, Straddles, common_ends, touching
+from ...base.invocation import CharRun, Invocation, Word
+from ...context.precedence import Value
+from ...extract.yaml.scan import extract_yaml_part, service_names
 
 log = logger(__name__)
 
@@ -174,7 +174,7 @@ def _held_configs(result: Result, ex: Any) -> list[HeldConfig] | None:
         at = next((sp.start for _, sp in cfg.keys if sp.path is None), None)
         if at is None:
             return None
-        i, j = _touching(root, at, at)
+        i, j = touching(root, at, at)
         if j - i != 1:
             return None
         top = root.child(i)
@@ -195,7 +195,7 @@ def _introduces(new: bytes, start: int, end: int) -> bool:
 
 def _compose(data: bytes) -> bool:
     """A top-level ``services:`` key: compose services (each reads the file's bind mounts)."""
-    from ..extract.yaml.scan import SERVICES_KEY
+    from ...extract.yaml.scan import SERVICES_KEY
 
     return b"services" in data and SERVICES_KEY.search(data) is not None
 
@@ -209,8 +209,8 @@ def _documents(old_root: Any, new_root: Any, prefix: int, old_end: int, new_end:
     ``None`` when the documents around it are not the same before and after. (The documents
     touching the change before it may differ: a ``---`` typed into a document splits it, and the
     document before the new separator then ends before the change.)"""
-    oi, oj = _touching(old_root, prefix, old_end)
-    ni, nj = _touching(new_root, prefix, new_end)
+    oi, oj = touching(old_root, prefix, old_end)
+    ni, nj = touching(new_root, prefix, new_end)
     i = min(oi, ni)
     tail = min(old_root.child_count - oj, new_root.child_count - nj)
     oj, nj = old_root.child_count - tail, new_root.child_count - tail
@@ -233,7 +233,7 @@ def _has_anchors(root: Any, data: bytes, start: int, stop: int) -> bool:
     """Whether an anchor or an alias is written in ``[start, stop)``."""
     if b"&" not in data[start:stop] and b"*" not in data[start:stop]:
         return False
-    i, j = _touching(root, start, stop)
+    i, j = touching(root, start, stop)
     stack = [root.child(k) for k in range(i, j)]
     while stack:
         node = stack.pop()
@@ -251,7 +251,7 @@ def _recheck(doc: Document, options: Options, previous: Result, state: YamlState
             or previous.documents or previous.tree is None or doc.path != old_doc.path:
         return None
     old, new = old_doc.data, doc.data
-    prefix, suffix = _common_ends(old, new)
+    prefix, suffix = common_ends(old, new)
     if b"sglang" not in new or _introduces(new, prefix, len(new) - suffix):
         return None
     tree = queries.parser("yaml").parse(new, old_tree)
@@ -275,10 +275,10 @@ def _recheck(doc: Document, options: Options, previous: Result, state: YamlState
             and service_names(old_doc, previous.tree, start, o_stop) != service_names(doc, tree, start, n_stop):
         return None  # a Service's name, which a container elsewhere may read
     lines = new.count(b"\n", start, n_stop) - old.count(b"\n", start, o_stop)
-    shifter = _Shifter(start, o_stop, delta, lines, old_doc, doc.path)
+    shifter = YamlShifter(start, o_stop, delta, lines, old_doc, doc.path)
     try:
         reused = _reused(previous, state, shifter)
-    except _Straddles:
+    except Straddles:
         return None
     if reused is None:
         return None
@@ -309,7 +309,7 @@ def _widened(previous: Result, state: YamlState, start: int, stop: int) -> tuple
 
 def _top_span(root: Any, at: int) -> Span:
     """The range of the document (top-level node) holding byte ``at``."""
-    i, j = _touching(root, at, at)
+    i, j = touching(root, at, at)
     for k in range(i, j):
         node = root.child(k)
         if node.start_byte <= at < node.end_byte:
@@ -338,9 +338,9 @@ class _Reused:
         self.configs: list[HeldConfig] = []  # the ConfigMap configs (none in the changed stretch), moved
 
 
-def _reused(previous: Result, state: YamlState, shifter: _Shifter) -> _Reused | None:
+def _reused(previous: Result, state: YamlState, shifter: YamlShifter) -> _Reused | None:
     """The previous check's launches, findings and context values outside the changed stretch
-    (those after it moved); ``None`` (or :class:`_Straddles`) when one of them is not wholly
+    (those after it moved); ``None`` (or :class:`Straddles`) when one of them is not wholly
     before, inside or after it, or a launch's findings lie outside its own part."""
     out = _Reused()
     where = shifter.where
@@ -488,10 +488,10 @@ def _within(span: Span, outer: Span) -> bool:
 # Moving what a previous check found by the length change of the edit
 
 
-class _Shifter(incremental._Shifter):
+class YamlShifter(Shifter):
     """Ranges of the previous text wholly before the changed stretch ``[start, stop)`` stay,
     those wholly after it move by ``delta`` bytes (and their lines by ``lines``); a range
-    reaching into it raises :class:`_Straddles`. Objects with nothing to move are returned as
+    reaching into it raises :class:`Straddles`. Objects with nothing to move are returned as
     they are. (Stricter than the shell's: a range that touches the stretch at its start, or
     starts at its end, is not reused either.)"""
 
@@ -511,7 +511,7 @@ class _Shifter(incremental._Shifter):
             return _INSIDE
         if span.start > self.stop:
             return _AFTER
-        raise _Straddles()
+        raise Straddles()
 
     def span(self, span: Span) -> Span:
         start, end, path = span  # (where's tests, inlined: a moved launch has hundreds of ranges)
@@ -519,14 +519,14 @@ class _Shifter(incremental._Shifter):
             return span
         if start > self.stop:
             return _new_span(Span, (start + self.delta, end + self.delta, None)) if self.delta else span
-        raise _Straddles()
+        raise Straddles()
 
     def offset(self, x: int) -> int:
         if x <= self.start:
             return x
         if x > self.stop:
             return x + self.delta
-        raise _Straddles()
+        raise Straddles()
 
     def char_spans(self, spans):
         if not spans or not self.delta:
@@ -543,7 +543,7 @@ class _Shifter(incremental._Shifter):
         if not self.delta:  # nothing moves: only make sure that nothing points into the change
             if self.where(f.span) == _INSIDE or any(self.where(r) == _INSIDE for r, _ in f.related) \
                     or any(self.where(e.span) == _INSIDE for x in f.fixes for e in x.edits):
-                raise _Straddles()
+                raise Straddles()
             return f
         return super().finding(f)
 
@@ -557,5 +557,5 @@ class _Shifter(incremental._Shifter):
             if line > self.last_line:
                 origin = origin._replace(line=origin.line + self.lines)
             elif line >= self.first_line:
-                raise _Straddles()
+                raise Straddles()
         return v if scope is v.scope and origin is v.origin else v._replace(scope=scope, origin=origin)
