@@ -70,13 +70,14 @@ class Record:
     __slots__ = ()
     _fields: tuple[str, ...] = ()
 
-    def _values(self) -> tuple:
+    def field_values(self) -> tuple:
+        """The values of the fields, in order."""
         return tuple([getattr(self, f) for f in self._fields])
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
+        return self.field_values() == other.field_values()  # type: ignore[attr-defined]
 
     __hash__ = None  # type: ignore[assignment]
 

@@ -50,7 +50,7 @@ class GpuProfile(Record):
         self.description = description
 
     def __hash__(self) -> int:
-        return hash(self._values())
+        return hash(self.field_values())
 
     def facts(self) -> dict[str, Any]:
         return {
