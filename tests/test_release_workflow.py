@@ -308,7 +308,12 @@ def test_tests_run_against_the_built_wheel():
     assert "dist/*.whl" in install["run"] and "[test]" in install["run"]
     pytest_step = next(s for s in job["steps"] if s.get("run") == "python -m pytest")
     assert pytest_step["env"]["SGLANG_LSP_REQUIRE_INSTALLED"] == "1"
-    assert min(job["strategy"]["matrix"]["python-version"]) == PYPROJECT["project"]["requires-python"].lstrip(">=")
+    from packaging.specifiers import SpecifierSet
+
+    pythons = job["strategy"]["matrix"]["python-version"]
+    assert all(v in SpecifierSet(PYPROJECT["project"]["requires-python"]) for v in pythons)
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    assert action["inputs"]["python-version"]["default"] in pythons  # what the Action runs sglang-lsp with
 
 
 # --- one repository URL -----------------------------------------------------------------------
