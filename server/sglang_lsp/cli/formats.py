@@ -14,12 +14,12 @@ import os
 from collections import Counter
 from xml.sax.saxutils import escape as _xml_escape
 
-from .. import __version__
+from .. import REPOSITORY_URL, __version__
 from ..base.findings import Severity
 from .output import Located
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/sglang-lsp/sglang-lsp"
+INFORMATION_URI = REPOSITORY_URL
 
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note", Severity.HINT: "note"}
 _GITHUB_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice", Severity.HINT: "notice"}

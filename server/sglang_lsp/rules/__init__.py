@@ -11,11 +11,12 @@ import functools
 from pathlib import Path
 from typing import NamedTuple
 
+from .. import REPOSITORY_URL
 from ..base.findings import Finding, Severity, Span
 
 DOCS_DIR = Path(__file__).resolve().parent / "docs"
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix safety", "References")
-DOCS_URL = "https://github.com/sglang-lsp/sglang-lsp/blob/main/server/sglang_lsp/rules/docs/{code}.md"
+DOCS_URL = REPOSITORY_URL + "/blob/main/server/sglang_lsp/rules/docs/{code}.md"
 
 
 class Rule(NamedTuple):
