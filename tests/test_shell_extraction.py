@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sglang_lsp.base.document import Document
-from sglang_lsp.extract.shell import Source, extract
+from sglang_lsp.extract.shell.source import Source
+from sglang_lsp.extract.shell.script import extract
 
 
 def invocations(text: str):
@@ -347,7 +348,7 @@ def test_pass_captures_what_the_query_captures_over_the_whole_file(script):
     must capture exactly what one query over the whole tree captures, each node once (error
     recovery leaves empty commands between statements, where two query ranges touch)."""
     from sglang_lsp.base import queries
-    from sglang_lsp.extract.shell import _Pass
+    from sglang_lsp.extract.shell.script import CommandWalk as _Pass
 
     data = script.encode()
     root = queries.parser("bash").parse(data).root_node
@@ -366,7 +367,7 @@ def test_pass_captures_what_the_query_captures_in_every_shell_fixture():
     from pathlib import Path
 
     from sglang_lsp.base import queries
-    from sglang_lsp.extract.shell import _Pass
+    from sglang_lsp.extract.shell.script import CommandWalk as _Pass
 
     root_dir = Path(__file__).resolve().parent.parent
     scripts = sorted(p for d in ("tests/fixtures", "examples") for p in (root_dir / d).rglob("*.sh"))

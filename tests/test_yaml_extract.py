@@ -634,7 +634,7 @@ def test_ascii_bounds_map_bytes_like_the_shell_source():
     (characters spread over the file, zero-width ranges, the end of the word)."""
     from sglang_lsp.base.findings import Span
     from sglang_lsp.base.invocation import Word
-    from sglang_lsp.extract.shell import Source
+    from sglang_lsp.extract.shell.source import Source
     from sglang_lsp.extract.yaml.configs import _ascii_bounds
 
     text = "tp-size: 8\nmodel: x"

@@ -11,7 +11,7 @@ import re
 from ..rules import finding
 from ..base.document import Document
 from ..base.findings import Applicability, Edit, Finding, Fix, Span
-from ..extract.shell import ShellScript
+from ..extract.shell.script import ShellScript
 
 _COMMENT_CUT = re.compile(rb"[ \t]*\\\r?\n((?:[ \t]*#[^\n]*\n)+)([ \t]*)(-[^\s\\]*)")
 _SPACE_AFTER_BACKSLASH = re.compile(rb"\\([ \t]+)(?=\r?\n|\Z)")

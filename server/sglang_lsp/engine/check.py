@@ -27,7 +27,8 @@ from ..base.findings import Applicability, CheckError, Edit, Finding, Fix, Recor
 from ..base.invocation import Invocation, Word
 from ..context.launch import add_inferred
 from ..checks.kb.evaluate import kb_findings
-from ..extract.shell import Source, extract
+from ..extract.shell.source import Source
+from ..extract.shell.script import extract
 from ..checks.shell import (HeredocFile, continuation_findings, explain_placeholders, heredoc_files,
                            unassigned_variable_findings)
 

@@ -43,7 +43,7 @@ from typing import Any
 from .. import settings as file_context
 from ... import logger
 from ...base import queries
-from ...extract import shell
+from ...extract.shell import expansion as shell_expansion
 from ...catalog.argv import ParsedArgs
 from ...context.placement import carry_placements
 from ...checks.deployment import carry_launches, deployment_findings
@@ -52,16 +52,17 @@ from ..check import (Options, Result, catalog_named, check_invocation, without_e
 from ...base.findings import Finding, Span
 from ...base.invocation import Invocation, Word
 from ...context.launch import add_inferred
-from ...extract.shell import ShellScript, Source, extract
+from ...extract.shell.script import ShellScript, extract
+from ...extract.shell.source import Source
 from ...checks.shell import continuation_findings, explain_placeholders, unassigned_variable_findings
 from .common import Recheck, Shifter, Straddles, common_ends, touching
 
 log = logger(__name__)
 
 MAX_STEPS = 1000  # edits mapped back to the scope's tree before a full check builds a new one
-# commands that change variables (shell.Scope: those that set the ones they name, and those
+# commands that change variables (expansion.Scope: those that set the ones they name, and those
 # that may set any); printf only with -v, found by a text search
-_CLOBBERING_COMMANDS = (shell.SETTING_COMMANDS - {b"printf"}) | {b"source", b".", b"eval"}
+_CLOBBERING_COMMANDS = (shell_expansion.SETTING_COMMANDS - {b"printf"}) | {b"source", b".", b"eval"}
 _PRINTF_V = re.compile(rb"\bprintf\b[^\n;&|]*\s-v\b")
 
 
@@ -240,10 +241,10 @@ def _reparsed(old_tree: Any, new: bytes, edited: Any, prefix: int, old_end: int,
 def _assigns_nothing(data: bytes, nodes: list) -> bool:
     """Whether these statements give no variable a value the scope would record
     (a command's prefix ``X=1 cmd`` only sets its environment: allowed; ``unset``,
-    ``${X:=…}`` and the commands of ``shell.SETTING_COMMANDS`` do count)."""
+    ``${X:=…}`` and the commands of ``shell_expansion.SETTING_COMMANDS`` do count)."""
     for node in nodes:
         a, b = node.start_byte, node.end_byte
-        if data.find(b"unset", a, b) != -1 or shell.DEFAULT_ASSIGNMENT.search(data, a, b) \
+        if data.find(b"unset", a, b) != -1 or shell_expansion.DEFAULT_ASSIGNMENT.search(data, a, b) \
                 or _PRINTF_V.search(data, a, b):
             return False
         for _, caps in queries.matches("bash", "script", node):
@@ -280,7 +281,7 @@ def _anchor(state: ScopeState, path: list, offset: int) -> Any:
 
 
 # statement lists an edit is followed into (a command, or a redirected one, is where it stops:
-# its words are extracted together, see shell._after_redirects)
+# its words are extracted together, see extract.shell.script._after_redirects)
 _STATEMENT_LISTS = {"compound_statement", "do_group", "subshell", "if_statement", "elif_clause", "else_clause",
                     "while_statement", "for_statement", "c_style_for_statement", "case_statement", "case_item",
                     "function_definition"}

@@ -13,7 +13,7 @@ from ...base.findings import Record, Span
 from ...base.invocation import CharRun, Word
 from ...catalog.catalog import Catalog
 from ..sglang_config import ConfigFile, read_config
-from ..shell import Source
+from ..shell.source import Source
 from .tree import (CharSpans, DOC_SEPARATOR, DOC_SEPARATOR_TEXT, owned, line_matches)
 
 

@@ -42,8 +42,9 @@ from ...base.findings import Finding, Record, Span
 from ...base.invocation import CharRun, Invocation, Word
 from ...catalog.catalog import Catalog, load_catalog
 from ..sglang_config import ConfigFile
-from ..shell import ShellScript, Source
-from ..shell import extract as extract_shell
+from ..shell.script import ShellScript
+from ..shell.source import Source
+from ..shell.script import extract as extract_shell
 from .scalars import Scalar
 from .tree import MENTIONS_SGLANG, SCALAR_TYPES, Text, YamlTree, line_matches
 from .compose import ComposeReader

@@ -1,96 +1,25 @@
-"""Shell scripts → sglang invocations (tree-sitter-bash).
+"""Shell words → their values, the way bash builds them where the file says what a variable
+holds: quotes and escapes, ``$VAR`` / ``${VAR:-d}`` / ``${X:=v}``, arrays, word splitting of
+unquoted expansions, and unknown parts (``$1``, ``$(cmd)``, a variable set in a branch) kept as
+holes. Every character keeps the source range it came from.
 
-Finds every launch command (see :func:`sglang_lsp.base.invocation.match_launch`), expands its words
-the way the shell would where the file itself says what a variable holds, and keeps, for every
-character of every word, the source bytes it came from. ``bash -c "…"`` strings are parsed as
-shell again, with positions mapped back into the file.
-"""
+:class:`Scope` answers what a variable holds at a point of the script (the assignments that
+dominate it, ``export``, ``read``/``printf -v``/``mapfile``…, defaults); :func:`expand_node`
+gives the words a node of a command expands to."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import tree_sitter as ts
 
-from ..base import queries
-from ..base.findings import Span
-from ..base.invocation import CharRun, Invocation, Word, match_launch, may_be_launcher, may_contain_launch, may_start_launch
-
-MAX_NESTING = 4
-MAX_VAR_DEPTH = 8
-
-_IFS = re.compile(r"[ \t\n]+")
+from ...base.invocation import CharRun, Invocation, Word
+from .source import Source
 
 
-class Source:
-    """Bytes handed to tree-sitter, and how each byte maps back to the checked file."""
-
-    def __init__(self, data: bytes, path: str | None, starts: list[int] | None = None, ends: list[int] | None = None):
-        self.data = data
-        self.path = path
-        self._starts = starts
-        self._ends = ends
-
-    @classmethod
-    def from_word(cls, word: Word) -> "Source":
-        """A source whose bytes are the text of ``word`` (for ``sh -c`` scripts)."""
-        text = word.text or ""
-        spans = word.char_spans or [(word.span.start, word.span.end)] * len(text)
-        if text.isascii():  # one byte per character: the byte map is the character map
-            starts = [s if s <= e else e for s, e in spans]  # (min(s, e) without a call per character)
-            ends = [e for _, e in spans]
-        else:
-            starts, ends = [], []
-            for ch, (s, e) in zip(text, spans):
-                n = len(ch.encode("utf-8", errors="surrogateescape"))
-                for k in range(n):
-                    starts.append(min(s + k, e))
-                    ends.append(e if k == n - 1 else min(s + k + 1, e))
-        end = spans[-1][1] if spans else word.span.start
-        starts.append(end)
-        ends.append(end)
-        return cls(text.encode("utf-8", errors="surrogateescape"), word.span.path, starts, ends)
-
-    def span(self, a: int, b: int) -> Span:
-        if self._starts is None:
-            return Span(a, b, self.path)
-        if b <= a:
-            return Span(self._starts[a], self._starts[a], self.path)
-        return Span(self._starts[a], self._ends[b - 1], self.path)
-
-    def root_byte(self, a: int) -> int:
-        return a if self._starts is None else self._starts[a]
-
-    def literal(self, a: int, b: int) -> tuple[str, Sequence[tuple[int, int]]]:
-        """Decode ``data[a:b]`` and give each character its source range (a :class:`CharRun`
-        for one-byte characters of the file itself: no tuple per character)."""
-        text = self.data[a:b].decode("utf-8", errors="surrogateescape")
-        starts, ends = self._starts, self._ends
-        n = b - a
-        if len(text) == n:  # one byte per character: the common, fast case
-            if starts is None:
-                return text, CharRun(a, n)
-            # (an `sh -c` script: a run of the file's bytes too where it has no escape or variable)
-            first = starts[a] if n else 0
-            if n and ends[b - 1] == first + n and starts[a:b] == list(range(first, first + n)) \
-                    and ends[a:b] == list(range(first + 1, first + n + 1)):
-                return text, CharRun(first, n)
-            return text, list(zip(starts[a:b], ends[a:b]))
-        spans = []
-        pos = a
-        for ch in text:
-            n = len(ch.encode("utf-8", errors="surrogateescape"))
-            spans.append((pos, pos + n) if starts is None else (starts[pos], ends[pos + n - 1]))
-            pos += n
-        return text, spans
-
-
-# ---------------------------------------------------------------------------------------
-# Values under construction: a list of pieces, each known text with char spans or a hole.
-
-
-class _Val:
+class ShellValue:
     """A value being built: its known text with the source range of each character, until a hole
     (``unknown``). A plain class rather than a dataclass: it needs none of the generated methods,
     and generating them costs a cold ``sglang-lsp check`` about half a millisecond per class."""
@@ -123,7 +52,7 @@ class _Val:
             self.prefix = self.text
             self.unknown = True
 
-    def extend(self, other: "_Val") -> None:
+    def extend(self, other: "ShellValue") -> None:
         if other.unknown:
             self.add(other.prefix, other.spans[: len(other.prefix)])
             self.hole()
@@ -131,12 +60,8 @@ class _Val:
             self.add(other.text, other.spans)
 
 
-# ---------------------------------------------------------------------------------------
-# Variables
-
-
 class _Assignment:
-    """One ``NAME=value`` / ``NAME+=(…)`` of the script (plain class: see :class:`_Val`)."""
+    """One ``NAME=value`` / ``NAME+=(…)`` of the script (plain class: see :class:`ShellValue`)."""
 
     __slots__ = ("name", "node", "value", "append", "array", "exported", "start", "end", "top", "default")
 
@@ -158,8 +83,11 @@ class _Assignment:
 
 # `${NAME:=value}` / `${NAME=value}`: assigns NAME where it is unset (see Scope._default_assignment)
 DEFAULT_ASSIGNMENT = re.compile(rb"\$\{[A-Za-z_][A-Za-z0-9_]*:?=")
+
+
 # commands that give the variables they name a value the script does not show
 SETTING_COMMANDS = frozenset({b"read", b"printf", b"mapfile", b"readarray", b"getopts"})
+
 
 _TRANSPARENT = {
     "program", "compound_statement", "do_group", "redirected_statement", "declaration_command",
@@ -214,7 +142,9 @@ def _field_of(parent: ts.Node, child: ts.Node) -> str | None:
 class Scope:
     """Every assignment in one parsed source, and how to evaluate a variable at a node."""
 
-    def __init__(self, source: Source, pass_: "_Pass", outer_env: dict[str, Word | None] | None = None):
+    def __init__(self, source: Source, pass_: Any, outer_env: dict[str, Word | None] | None = None):
+        """``pass_``: the :class:`~sglang_lsp.extract.shell.script.CommandWalk` of the script (its
+        assignments, ``for`` variables, ``unset``s and commands, in document order)."""
         self.source = source
         self.assignments: dict[str, list[_Assignment]] = {}
         self.clobbers: dict[str, list[ts.Node]] = {}
@@ -342,11 +272,11 @@ class Scope:
         at_start = at.start_byte
         return any(a.end <= at_start for a in self.assignments.get(name, ()))
 
-    def scalar(self, name: str, at: ts.Node, depth: int) -> _Val | None:
+    def scalar(self, name: str, at: ts.Node, depth: int) -> ShellValue | None:
         """Value of ``$name`` at ``at``; ``None`` when the file never assigns it."""
         chain, unknowable = self._events(name, at)
         if unknowable:
-            v = _Val()
+            v = ShellValue()
             v.hole()
             return v
         first = chain[0] if chain else None
@@ -355,7 +285,7 @@ class Scope:
             if outer is ...:
                 v = None
             else:
-                v = _Val()
+                v = ShellValue()
                 if outer is None or outer.text is None:
                     v.hole()
                 else:
@@ -363,14 +293,14 @@ class Scope:
             if first is None:
                 return v
         else:
-            v = _Val()
+            v = ShellValue()
         for a in chain:
             if a.default is not None:
                 if v is None or a.default == ":=" and not v.unknown and not v.text:
-                    v = self._value_of(a.value, depth) if a.value is not None else _Val()
+                    v = self._value_of(a.value, depth) if a.value is not None else ShellValue()
                 continue
             if v is None:
-                v = _Val()  # (`X+=…` with X unset: appended to nothing)
+                v = ShellValue()  # (`X+=…` with X unset: appended to nothing)
             if a.array:
                 elements = self._array_elements(a, depth)
                 if elements is None:
@@ -381,7 +311,7 @@ class Scope:
                 v.extend(self._value_of(a.value, depth))
         return v
 
-    def array(self, name: str, at: ts.Node, depth: int) -> list[_Val] | None:
+    def array(self, name: str, at: ts.Node, depth: int) -> list[ShellValue] | None:
         """Elements of ``${name[@]}``; ``None`` when unknowable or never assigned."""
         chain, unknowable = self._events(name, at)
         if unknowable or not chain:
@@ -390,12 +320,12 @@ class Scope:
         if not first.array and not first.append and first.default is None \
                 and any(a.array for a in self.assignments[name] if a.end <= first.start):
             return None  # `A=(x y); A=z` sets the first element only: the others are not followed
-        out: list[_Val] = []
+        out: list[ShellValue] = []
         for a in chain:
             if a.default is not None:
                 if out:
                     return None  # (whether its first element is empty: not worth knowing)
-                out.append(self._value_of(a.value, depth) if a.value is not None else _Val())
+                out.append(self._value_of(a.value, depth) if a.value is not None else ShellValue())
             elif a.array:
                 elements = self._array_elements(a, depth)
                 if elements is None:
@@ -404,7 +334,7 @@ class Scope:
             elif a.value is not None:
                 value = self._value_of(a.value, depth)
                 if a.append and out:  # `A+=x` appends to the first element (the whole value of a scalar)
-                    first = _Val()
+                    first = ShellValue()
                     first.extend(out[0])
                     first.extend(value)
                     out[0] = first
@@ -412,13 +342,13 @@ class Scope:
                     out.append(value)
         return out
 
-    def _array_elements(self, a: _Assignment, depth: int) -> list[_Val] | None:
-        words: list[_Val] = []
+    def _array_elements(self, a: _Assignment, depth: int) -> list[ShellValue] | None:
+        words: list[ShellValue] = []
         data = self.source.data if self.source._starts is None else None
         for child in a.value.named_children:
-            plain = _plain(data, child) if data is not None else None
+            plain = plain_text(data, child) if data is not None else None
             if plain is not None:  # the common element, without the general evaluation
-                words.append(_Val(plain[0], CharRun(plain[1], len(plain[0]))))
+                words.append(ShellValue(plain[0], CharRun(plain[1], len(plain[0]))))
                 continue
             if child.type == "comment":
                 continue
@@ -428,23 +358,22 @@ class Scope:
                 words.append(piece)
         return words
 
-    def _value_of(self, node: ts.Node, depth: int) -> _Val:
+    def _value_of(self, node: ts.Node, depth: int) -> ShellValue:
         if depth > MAX_VAR_DEPTH:
-            v = _Val()
+            v = ShellValue()
             v.hole()
             return v
         return word_value(self, node, depth + 1)
 
 
-# ---------------------------------------------------------------------------------------
-# Word evaluation
-
 _DQ_ESCAPABLE = "$`\"\\\n"
+
+
 _C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
               "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
 
-def _add_literal(scope: Scope, val: _Val, a: int, b: int, mode: str) -> None:
+def _add_literal(scope: Scope, val: ShellValue, a: int, b: int, mode: str) -> None:
     """Add source bytes ``[a, b)`` as literal text, removing backslash escapes per ``mode``
     (``bare`` outside quotes, ``dq`` inside double quotes, ``raw`` none)."""
     text, spans = scope.source.literal(a, b)
@@ -478,7 +407,7 @@ def _add_literal(scope: Scope, val: _Val, a: int, b: int, mode: str) -> None:
     val.add("".join(out), out_spans)
 
 
-def _ansi_c(scope: Scope, val: _Val, node: ts.Node) -> None:
+def _ansi_c(scope: Scope, val: ShellValue, node: ts.Node) -> None:
     text, spans = scope.source.literal(node.start_byte + 2, node.end_byte - 1)
     i = 0
     while i < len(text):
@@ -530,7 +459,7 @@ def _expansion_parts(scope: Scope, node: ts.Node) -> tuple[str | None, str | Non
     return name, op, operand, whole_array
 
 
-def _expand_var(scope: Scope, node: ts.Node, depth: int) -> _Val | list[_Val]:
+def _expand_var(scope: Scope, node: ts.Node, depth: int) -> ShellValue | list[ShellValue]:
     """Value of ``$X``/``${…}`` at ``node``: a scalar, or a list for whole-array expansions."""
     if node.type == "simple_expansion":
         kids = node.named_children
@@ -555,14 +484,14 @@ def _expand_var(scope: Scope, node: ts.Node, depth: int) -> _Val | list[_Val]:
         return _unknown() if value is None else value
     if op in (":-", "-", ":=", "="):
         if value is None:
-            default = _Val()
+            default = ShellValue()
             if operand is not None:
                 default.extend(word_value(scope, operand, depth + 1))
             return default
         if value.unknown:
             return _unknown()
         if op.startswith(":") and value.text == "":
-            default = _Val()
+            default = ShellValue()
             if operand is not None:
                 default.extend(word_value(scope, operand, depth + 1))
             return default
@@ -570,27 +499,27 @@ def _expand_var(scope: Scope, node: ts.Node, depth: int) -> _Val | list[_Val]:
     return _unknown()
 
 
-def _unknown() -> _Val:
-    v = _Val()
+def _unknown() -> ShellValue:
+    v = ShellValue()
     v.hole()
     return v
 
 
-def word_value(scope: Scope, node: ts.Node, depth: int = 0) -> _Val:
+def word_value(scope: Scope, node: ts.Node, depth: int = 0) -> ShellValue:
     """The single string a word node denotes (no field splitting)."""
     if scope.source._starts is None:
-        plain = _plain(scope.source.data, node)
+        plain = plain_text(scope.source.data, node)
         if plain is not None:
-            return _Val(plain[0], CharRun(plain[1], len(plain[0])))
-    val = _Val()
+            return ShellValue(plain[0], CharRun(plain[1], len(plain[0])))
+    val = ShellValue()
     _word_into(scope, node, val, depth, quoted=False)
     return val
 
 
-def _word_into(scope: Scope, node: ts.Node, val: _Val, depth: int, quoted: bool,
+def _word_into(scope: Scope, node: ts.Node, val: ShellValue, depth: int, quoted: bool,
                holes: list[str] | None = None) -> None:
     """Add the text ``node`` denotes to ``val``. With ``holes`` (an ``sh -c`` script, see
-    :func:`_script_with_holes`), an expansion or substitution whose value is unknown is written
+    :func:`script_with_holes`), an expansion or substitution whose value is unknown is written
     as a variable of its own, named in ``holes``, instead of ending what is known."""
     t = node.type
     if t in ("word", "number", "string_content", "special_variable_name", "variable_name", "extglob_pattern"):
@@ -634,10 +563,10 @@ def _word_into(scope: Scope, node: ts.Node, val: _Val, depth: int, quoted: bool,
         val.hole()
 
 
-def _joined(scope: Scope, node: ts.Node, elements: list[_Val]) -> _Val:
+def _joined(scope: Scope, node: ts.Node, elements: list[ShellValue]) -> ShellValue:
     """The elements of the array expansion ``node`` as the one word of a string (``"x${A[@]}"``):
     separated by blanks that come from ``node``."""
-    joined = _Val()
+    joined = ShellValue()
     for i, el in enumerate(elements):
         if i:
             sp = scope.source.span(node.start_byte, node.end_byte)
@@ -660,7 +589,7 @@ def _expansion_start(data: bytes, node: ts.Node) -> int:
 HOLE_PREFIX = "__sglang_lsp_unknown_"  # the variables that stand for unknown text in an `sh -c` script
 
 
-def _add_hole(scope: Scope, node: ts.Node, val: _Val, holes: list[str]) -> None:
+def _add_hole(scope: Scope, node: ts.Node, val: ShellValue, holes: list[str]) -> None:
     """Write the unknown value of ``node`` as ``${<a new name>}`` (a substitution: as
     ``$(<a new name>)``, which the inner shell reads as it reads one written there), every
     character of it from ``node``."""
@@ -671,7 +600,7 @@ def _add_hole(scope: Scope, node: ts.Node, val: _Val, holes: list[str]) -> None:
     val.add(text, [(span.start, span.end)] * len(text))
 
 
-def _script_with_holes(scope: Scope, cmd: ts.Node, script: Word) -> tuple[Word, list[str]] | None:
+def script_with_holes(scope: Scope, cmd: ts.Node, script: Word) -> tuple[Word, list[str]] | None:
     """The script of ``sh -c "…"`` when parts of it are unknown (``"… --model-path $MODEL …"``
     with ``$MODEL`` not assigned in the file): the outer shell expands them before the inner one
     parses the script, so each is unknown text in the script, written as a variable the inner
@@ -686,14 +615,14 @@ def _script_with_holes(scope: Scope, cmd: ts.Node, script: Word) -> tuple[Word, 
     if node.type not in ("string", "concatenation"):
         return None
     holes: list[str] = []
-    val = _Val()
+    val = ShellValue()
     _word_into(scope, node, val, 0, False, holes)
     if val.unknown or not holes:
         return None
     return Word(val.text, script.span, val.spans, script.quote), holes
 
 
-def _forget_holes(invocations: list[Invocation]) -> None:
+def forget_holes(invocations: list[Invocation]) -> None:
     """A word of a nested launch that still holds a hole's name as text (the hole sat in a
     literal of the inner script, e.g. between single quotes) is unknown from there on."""
     for inv in invocations:
@@ -708,14 +637,14 @@ def _forget_holes(invocations: list[Invocation]) -> None:
                 inv.env[name] = None
 
 
-def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[_Val | None]:
+def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[ShellValue | None]:
     """The argv words one argument node becomes. ``None`` entries stand for an unknown number
     of words (an unquoted unknown expansion such as ``$EXTRA_ARGS`` or ``"$@"``)."""
     t = node.type
     if t in ("simple_expansion", "expansion"):
         result = _expand_var(scope, node, depth)
         if isinstance(result, list):
-            out: list[_Val | None] = []
+            out: list[ShellValue | None] = []
             for el in result:
                 out.extend(_split(el))
             return out
@@ -741,7 +670,7 @@ def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[_Val | None
     return [word_value(scope, node, depth)]
 
 
-def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[_Val | None] | None:
+def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[ShellValue | None] | None:
     """The words of ``pre$X-post`` when the unquoted expansions in it are known: their values
     are split at blanks as bash does (``--x=$ARGS`` with ``ARGS='1 2'`` is ``--x=1`` and ``2``),
     the rest is not; one word when a part is unknown (what :func:`word_value` gives: the known
@@ -750,11 +679,11 @@ def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[_Val |
     if not any(c.type == "simple_expansion" or c.type == "expansion" for c in kids):
         return None
     # (value, split at blanks); split None: the blank between two array elements, a word's end
-    parts: list[tuple[_Val, bool | None]] = []
+    parts: list[tuple[ShellValue, bool | None]] = []
     pos = node.start_byte
     for c in kids:
         if c.start_byte > pos:
-            literal = _Val()
+            literal = ShellValue()
             _add_literal(scope, literal, pos, c.start_byte, "bare")
             parts.append((literal, False))
         pos = c.end_byte
@@ -766,14 +695,14 @@ def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[_Val |
                 for i, element in enumerate(value):
                     if i:
                         sp = scope.source.span(c.start_byte, c.end_byte)
-                        parts.append((_Val(" ", [(sp.start, sp.end)]), None))
+                        parts.append((ShellValue(" ", [(sp.start, sp.end)]), None))
                     parts.append((element, True))
                 continue
             if value.unknown:
                 return [_one_word(parts, value)]
             parts.append((value, True))
         else:
-            value = _Val()
+            value = ShellValue()
             _word_into(scope, c, value, depth, False)
             if value.unknown:
                 return [_one_word(parts, value)]
@@ -781,8 +710,8 @@ def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[_Val |
     if not any(split is None or split and _IFS.search(value.text) for value, split in parts) \
             and not all(split and not value.text for value, split in parts):
         return [_one_word(parts)]  # (no field is split, and one is made)
-    fields: list[_Val | None] = []
-    field: _Val | None = None
+    fields: list[ShellValue | None] = []
+    field: ShellValue | None = None
     for value, split in parts:
         if split is None:
             if field is not None:
@@ -791,7 +720,7 @@ def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[_Val |
             continue
         if not split:
             if field is None:
-                field = _Val()
+                field = ShellValue()
             field.extend(value)
             continue
         text, spans = value.text, value.spans
@@ -799,7 +728,7 @@ def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[_Val |
         for m in _IFS.finditer(text):
             if m.start() > at:
                 if field is None:
-                    field = _Val()
+                    field = ShellValue()
                 field.add(text[at:m.start()], spans[at:m.start()])
             if field is not None:
                 fields.append(field)
@@ -807,17 +736,17 @@ def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[_Val |
             at = m.end()
         if at < len(text):
             if field is None:
-                field = _Val()
+                field = ShellValue()
             field.add(text[at:], spans[at:])
     if field is not None:
         fields.append(field)
     return fields
 
 
-def _one_word(parts: list[tuple[_Val, bool | None]], last: _Val | None = None) -> _Val:
+def _one_word(parts: list[tuple[ShellValue, bool | None]], last: ShellValue | None = None) -> ShellValue:
     """The parts of a concatenation (and ``last``, unknown: where it ends) as one word, without
     splitting: what :func:`word_value` gives for them."""
-    word = _Val()
+    word = ShellValue()
     for value, _ in parts:
         word.extend(value)
     if last is not None:
@@ -825,22 +754,22 @@ def _one_word(parts: list[tuple[_Val, bool | None]], last: _Val | None = None) -
     return word
 
 
-def _split(val: _Val) -> list[_Val | None]:
+def _split(val: ShellValue) -> list[ShellValue | None]:
     """Field splitting of an unquoted expansion."""
     if val.unknown:
         return [None]
-    out: list[_Val | None] = []
+    out: list[ShellValue | None] = []
     pos = 0
     for m in _IFS.finditer(val.text):
         if m.start() > pos:
-            out.append(_Val(val.text[pos : m.start()], val.spans[pos : m.start()]))
+            out.append(ShellValue(val.text[pos : m.start()], val.spans[pos : m.start()]))
         pos = m.end()
     if pos < len(val.text):
-        out.append(_Val(val.text[pos:], val.spans[pos:]))
+        out.append(ShellValue(val.text[pos:], val.spans[pos:]))
     return out
 
 
-def _quote_of(node: ts.Node) -> str | None:
+def quote_of(node: ts.Node) -> str | None:
     if node.type == "raw_string":
         return "'"
     if node.type == "string":
@@ -848,108 +777,13 @@ def _quote_of(node: ts.Node) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------------------------------
-# Extraction
+MAX_VAR_DEPTH = 8
 
 
-class _Pass:
-    """The captures of ``bash/script.scm`` over one tree, each kind in document order
-    (variable resolution relies on it).
-
-    Most nodes of a launch script are the words of its one long command. A top-level command
-    with no ``(``, backquote or here-document in its text can hold no other command, no
-    assignment but its ``X=1`` prefix and no ``for`` loop, so it is read directly (so are plain
-    ``NAME=value`` lines and comments), and the rest of the file is walked (:meth:`_walk`)."""
-
-    def __init__(self, root: ts.Node, data: bytes):
-        self.root = root
-        self.commands: list[tuple[ts.Node, ts.Node]] = []
-        self.assignments: list[ts.Node] = []
-        self.for_variables: list[ts.Node] = []
-        self.unsets: list[ts.Node] = []  # `unset NAME …` (tree-sitter-bash: unset_command)
-        # the cursor also returns nodes that merely touch its byte range (an empty command that
-        # error recovery leaves between two statements): each node is kept once
-        self._seen: set[int] = set()
-        rest: list[ts.Node] = []  # the top-level statements left to the walk
-        for child in root.children:
-            kind = child.type
-            if kind in _READ_DIRECTLY and _holds_no_code(data, child):
-                if kind == "command":
-                    self._simple_command(child)
-                elif kind == "variable_assignment":
-                    self._add(self.assignments, child, child)
-            else:
-                rest.append(child)
-        if rest:
-            self._walk(rest)
-        self.commands.sort(key=lambda c: c[0].start_byte)
-        self.assignments.sort(key=lambda n: n.start_byte)
-
-    def _add(self, found: list, node: ts.Node, item) -> None:
-        if node.id not in self._seen:
-            self._seen.add(node.id)
-            found.append(item)
-
-    def _walk(self, nodes: list[ts.Node]) -> None:
-        """What the three patterns of ``bash/script.scm`` capture in ``nodes``, found by visiting
-        every node under them. Running the query itself costs compiling it first: some 30 M
-        instructions whatever the patterns (tree-sitter analyses the grammar's parse states), a
-        tenth of a cold ``sglang-lsp check``; the walk is faster warm too. A test compares the
-        two over whole files."""
-        stack = nodes[::-1]
-        while stack:
-            node = stack.pop()
-            kind = node.type
-            if kind == "command":
-                name = node.child_by_field_name("name")
-                if name is not None and name.type == "command_name":
-                    self._add(self.commands, node, (node, name))
-            elif kind == "variable_assignment":
-                self._add(self.assignments, node, node)
-            elif kind == "unset_command":
-                self._add(self.unsets, node, node)
-            elif kind == "for_statement":
-                variable = node.child_by_field_name("variable")
-                if variable is not None and variable.type == "variable_name":
-                    self._add(self.for_variables, variable, variable)
-            if node.child_count:
-                stack.extend(node.children[::-1])
-
-    def _simple_command(self, cmd: ts.Node) -> None:
-        """What the query would capture in ``cmd``: the command itself (when it has a name,
-        as the pattern asks) and its prefix assignments."""
-        name = cmd.child_by_field_name("name")
-        if name is not None and name.type == "command_name":
-            self._add(self.commands, cmd, (cmd, name))
-        for node in _prefix_assignments(cmd):
-            self._add(self.assignments, node, node)
+_IFS = re.compile(r"[ \t\n]+")
 
 
-# top-level statements _Pass reads without the query when they hold no nested code: a
-# command, a `NAME=value` line (the assignment is the statement) and a comment
-_READ_DIRECTLY = frozenset({"command", "variable_assignment", "comment"})
-
-
-def _holds_no_code(data: bytes, node: ts.Node) -> bool:
-    """No command or process substitution, subshell, array or here-document in ``node``'s text."""
-    a, b = node.start_byte, node.end_byte
-    return data.find(b"(", a, b) == -1 and data.find(b"`", a, b) == -1 and data.find(b"<<", a, b) == -1
-
-
-class ShellScript:
-    """What one shell source yields: launches, plus what later checks need to see (plain class:
-    see :class:`_Val`)."""
-
-    __slots__ = ("invocations", "tree", "source", "scope")
-
-    def __init__(self, invocations: list[Invocation], tree: ts.Tree, source: Source, scope: Scope | None = None):
-        self.invocations = invocations
-        self.tree = tree
-        self.source = source
-        self.scope = scope
-
-
-def _plain(data: bytes, node: ts.Node) -> tuple[str, int, str | None] | None:
+def plain_text(data: bytes, node: ts.Node) -> tuple[str, int, str | None] | None:
     """(text, first byte of the text, quote) of a node that denotes its own bytes: an ASCII
     word or number, ``'raw string'`` or ``"string"`` without escapes or expansions. ``None``
     when the general evaluation is needed; both give the same text, one byte per character."""
@@ -970,246 +804,3 @@ def _plain(data: bytes, node: ts.Node) -> tuple[str, int, str | None] | None:
     if b"\\" in raw or not raw.isascii():
         return None
     return raw.decode("ascii"), a, quote
-
-
-def _plain_word(source: Source, arg: ts.Node) -> Word | None:
-    """The word of a plain argument (see :func:`_plain`), without the general evaluation. In an
-    ``sh -c`` script, ``None`` also for a word with characters from outside its own range (a
-    variable's value the outer shell put there): the general evaluation marks its origin."""
-    plain = _plain(source.data, arg)
-    if plain is None:
-        return None
-    text, a, quote = plain
-    if source._starts is None:
-        return Word(text, Span(arg.start_byte, arg.end_byte, source.path), CharRun(a, len(text)), quote, "", "shell")
-    spans = source.literal(a, a + len(text))[1]
-    span = source.span(arg.start_byte, arg.end_byte)
-    if _outside(spans, span):
-        return None
-    return Word(text, span, spans, quote, "", "shell")
-
-
-_CONTINUATION = re.compile(rb"\\\r?\n")
-_NOT_WORDS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect", "comment"})
-
-
-def _glue(a: Word, b: Word) -> Word:
-    """One word of ``a`` followed by ``b`` (a word written across a `\\`-newline)."""
-    span = Span(a.span.start, b.span.end, a.span.path) if a.span.path == b.span.path else a.span
-    origin = a.origin if a.origin == b.origin else "variable"
-    if a.text is None or b.text is None:
-        return Word(None, span, None, None, a.known_prefix if a.text is None else a.text + b.known_prefix, origin)
-    spans = None if a.char_spans is None or b.char_spans is None else [*a.char_spans, *b.char_spans]
-    return Word(a.text + b.text, span, spans, a.quote if a.quote == b.quote else None, "", origin)
-
-
-def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]) -> list[Word]:
-    words: list[Word] = []
-    append = words.append
-    source = scope.source
-    data = source.data
-    path = source.path
-    fast = source._starts is None  # plain words of the file itself skip the general evaluation
-    before_end = -9  # end of the previous argument, -9 after a redirection (never glued)
-    for arg in node_args:
-        t = arg.type
-        if t in _NOT_WORDS:
-            before_end = -9
-            continue
-        start = arg.start_byte
-        end = arg.end_byte
-        # glued to the word before: only `\\`-newline between them, which bash removes
-        # (tree-sitter-bash splits the word there)
-        glue = 2 <= start - before_end <= 3 and bool(words) and \
-            _CONTINUATION.fullmatch(data, before_end, start) is not None
-        before_end = end
-        mark = len(words)
-        if fast and (t == "word" or t == "number"):
-            raw = data[start:end]
-            if b"\\" not in raw and raw.isascii():
-                # the commonest argument, handled here without a call: see _plain
-                append(Word(raw.decode("ascii"), _new_span(Span, (start, end, path)), CharRun(start, end - start), None,
-                            "", "shell"))
-            else:
-                _arg_words(scope, arg, open_flag, words)
-        else:
-            plain = _plain_word(source, arg)
-            if plain is not None:
-                append(plain)
-            else:
-                _arg_words(scope, arg, open_flag, words)
-        if glue and len(words) > mark:
-            words[mark - 1:mark + 1] = [_glue(words[mark - 1], words[mark])]
-    return words
-
-
-# ``Span(a, b, path)`` without the named tuple's Python-level ``__new__`` (a third of the cost
-# of each word of a launch): ``_new_span(Span, (a, b, path))``
-_new_span = tuple.__new__
-
-
-def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Word]) -> None:
-    """Append the words the shell makes of the argument node ``arg``."""
-    span = scope.source.span(arg.start_byte, arg.end_byte)
-    pieces = expand_node(scope, arg)
-    quote = _quote_of(arg)
-    lo, hi, path = span
-    for piece in pieces:
-        if piece is None:
-            open_flag[0] = True
-            words.append(Word(None, span, None, quote, "", "shell"))
-            continue
-        if piece.unknown:
-            words.append(Word(None, span, None, quote, piece.prefix, "shell"))
-            continue
-        spans = piece.spans
-        # characters that come from outside this word (a variable's definition; see _outside)
-        if type(spans) is CharRun:
-            first = spans.start
-            n = spans.n
-            if not n or lo <= first and first + n - 1 < hi:
-                words.append(Word(piece.text, span, spans, quote, "", "shell"))
-                continue
-            last = first + n
-        elif not _outside(spans, span):
-            words.append(Word(piece.text, span, spans, quote, "", "shell"))
-            continue
-        else:
-            first, last = spans[0][0], spans[-1][1]
-        word_span = span
-        if len(pieces) > 1 and first <= last and _from_variable(arg, pieces):
-            # a word of an array or of a split expansion: point at its definition
-            word_span = _new_span(Span, (first, last, path))
-        words.append(Word(piece.text, word_span, spans, quote, "", "variable"))
-
-
-def _from_variable(arg: ts.Node, pieces: list) -> bool:
-    """Whether the words ``pieces`` of ``arg`` are those of a variable's value (``$X``,
-    ``${A[@]}``, ``"${A[@]}"``) rather than of text written in the argument itself."""
-    t = arg.type
-    if t == "simple_expansion" or t == "expansion":
-        return True
-    if t != "string":
-        return False
-    kids = arg.named_children
-    return len(kids) == 1 and kids[0].type == "expansion" and len(pieces) != 1
-
-
-def _outside(spans: Sequence[tuple[int, int]], span: Span) -> bool:
-    """Whether a character of ``spans`` starts outside ``span``."""
-    if type(spans) is CharRun:
-        return spans.n > 0 and not span.start <= spans.start <= spans.start + spans.n - 1 < span.end
-    return bool(spans) and not (span.start <= min(spans)[0] and max(spans)[0] < span.end)
-
-
-def _after_redirects(cmd: ts.Node) -> list[ts.Node]:
-    """Arguments written after a redirection (`cmd > log --port 1`): bash passes them to the
-    command, tree-sitter-bash files them as further destinations of the redirection."""
-    parent = cmd.parent
-    if parent is None or parent.type != "redirected_statement" or parent.child_by_field_name("body") != cmd:
-        return []
-    extra: list[ts.Node] = []
-    for child in parent.named_children:
-        if child.type == "file_redirect":
-            extra += child.children_by_field_name("destination")[1:]
-    return extra
-
-
-def _prefix_assignments(cmd: ts.Node) -> list[ts.Node]:
-    """The ``X=1`` children of a command: all come before its name (tree-sitter-bash reads any
-    later one as an argument), so the loop stops there instead of visiting every argument."""
-    out = []
-    i = 0
-    child = cmd.child(0)
-    while child is not None and child.type != "command_name":
-        if child.type == "variable_assignment":
-            out.append(child)
-        i += 1
-        child = cmd.child(i)
-    return out
-
-
-def _env_of(scope: Scope, env_nodes: list[ts.Node]) -> dict[str, str | None]:
-    env: dict[str, str | None] = {}
-    for node in env_nodes:
-        name = node.child_by_field_name("name")
-        value = node.child_by_field_name("value")
-        if name is None:
-            continue
-        v = word_value(scope, value) if value is not None else _Val()
-        env[scope._text(name)] = None if v.unknown else v.text
-    return env
-
-
-def extract(source: Source, base_dir: str | None = None, depth: int = 0,
-            outer_env: dict[str, Word | None] | None = None, old_tree: ts.Tree | None = None) -> ShellScript:
-    """``old_tree``: the previous tree of the same text, already ``edit()``-ed to match
-    ``source.data`` (the language server passes it so tree-sitter re-parses incrementally)."""
-    bash = queries.parser("bash")
-    tree = bash.parse(source.data, old_tree) if old_tree is not None else bash.parse(source.data)
-    pass_ = _Pass(tree.root_node, source.data)
-    scope = Scope(source, pass_, outer_env)
-    invocations: list[Invocation] = []
-    data = source.data
-    for cmd, name in pass_.commands:
-        name_node = name.named_children[0] if name.named_children else name
-        if name_node.type == "word":
-            raw = data[name_node.start_byte : name_node.end_byte]
-            if b"\\" not in raw and not may_be_launcher(raw.decode("utf-8", "surrogateescape")):
-                continue  # a literal command name that starts no launch (echo, curl, mkdir …)
-        if not may_contain_launch(data[cmd.start_byte : cmd.end_byte]):
-            continue
-        open_flag = [False]
-        del scope.unassigned[:]
-        words = _command_words(scope, [name_node], open_flag)
-        if not words or not may_start_launch(words[0]):
-            continue  # an unrelated command: its arguments are never expanded
-        words += _command_words(scope, cmd.children_by_field_name("argument") + _after_redirects(cmd), open_flag)
-        match = match_launch(words)
-        if match is None:
-            continue
-        env = _env_of(scope, _prefix_assignments(cmd))
-        for i in range(match.start):  # `env A=B python …`
-            t = words[i].text
-            if t and "=" in t and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", t):
-                k, _, v = t.partition("=")
-                env[k] = v
-        if match.kind == "shell":
-            script = words[match.end]
-            if depth >= MAX_NESTING:
-                continue
-            holes: list[str] = []
-            if script.text is None:
-                partly = _script_with_holes(scope, cmd, script)
-                if partly is None:
-                    continue
-                script, holes = partly
-            inner_env: dict[str, Word | None] = {k: None for k in env}
-            inner_env.update(dict.fromkeys(holes))
-            for name_, assigns in scope.assignments.items():
-                if any(a.exported for a in assigns):
-                    v = scope.scalar(name_, cmd, 0)
-                    inner_env[name_] = None if v is None or v.unknown else Word(v.text, Span(0, 0), v.spans)
-            nested = extract(Source.from_word(script), base_dir, depth + 1, inner_env)
-            if holes:
-                _forget_holes(nested.invocations)
-            for inv in nested.invocations:
-                inv.env = {**env, **inv.env}
-                inv.nested = True
-            invocations.extend(nested.invocations)
-            continue
-        span = source.span(cmd.start_byte, cmd.end_byte)
-        invocations.append(
-            Invocation(
-                kind=match.kind,
-                program=words[match.start : match.end],
-                args=words[match.end :],
-                span=span,
-                open=open_flag[0],
-                env=env,
-                base_dir=base_dir,
-                unassigned=[(n, source.span(node.start_byte, node.end_byte)) for n, node in scope.unassigned
-                            if cmd.start_byte <= node.start_byte < cmd.end_byte],
-            )
-        )
-    return ShellScript(invocations, tree, source, scope)
