@@ -10,7 +10,7 @@ takes its flags from data instead, so that one generator's blind spots do not hi
                 with a flag borrowed from another real command that shares a flag with it, or
                 with one of its flags left out;
 * ``enum``      every choice of every flag with choices in the bundled catalog
-                (``server/sglang_lsp/data/catalogs/sglang-0.5.23.json``), in turn (N cases of
+                (``server/sglang_lsp/catalog/data/catalogs/sglang-0.5.23.json``), in turn (N cases of
                 this strategy cover all 676 choices once N passes that number), placed in the
                 flags of a real command that uses the same flag when there is one;
 * ``boundary``  a numeric flag of the catalog at a boundary value (0, 1, -1, odd numbers, powers
@@ -40,7 +40,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-CATALOG = ROOT / "server" / "sglang_lsp" / "data" / "catalogs" / "sglang-0.5.23.json"
+CATALOG = ROOT / "server" / "sglang_lsp" / "catalog" / "data" / "catalogs" / "sglang-0.5.23.json"
 REAL = HERE / "data" / "real_launches.jsonl"
 ENVS = HERE / "data" / "sglang-0.5.23-envs.json"
 

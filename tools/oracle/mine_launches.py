@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CATALOG = ROOT / "server" / "sglang_lsp" / "data" / "catalogs" / "sglang-0.5.23.json"
+CATALOG = ROOT / "server" / "sglang_lsp" / "catalog" / "data" / "catalogs" / "sglang-0.5.23.json"
 
 LAUNCH = re.compile(r"(?:sglang\.launch_server|sglang\s+serve)\b")
 SKIP_REPOS = {"sgl-project/sglang"}
