@@ -8,7 +8,8 @@ import pytest
 
 from sglang_lsp.base.unknown import UNKNOWN
 from sglang_lsp.context.facts import PROFILES, GpuClass, vendor_class
-from sglang_lsp.context.placement import gpu_from_instance_type, gpu_from_label, image_facts, infer_context
+from sglang_lsp.context.hardware_names import gpu_from_instance_type, gpu_from_label, image_facts
+from sglang_lsp.context.inference import infer_context
 from sglang_lsp.base.document import Document
 from sglang_lsp.engine.check import Options, check, check_document
 

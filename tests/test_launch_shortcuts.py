@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sglang_lsp.catalog import argv
-from sglang_lsp.context import placement as deployment
+from sglang_lsp.context.script_placement import ShellView
 from sglang_lsp.checks.kb import evaluate as kb_evaluate
 from sglang_lsp.checks.kb.effective import LaunchResolver
 from sglang_lsp.checks.kb.rule import kb_rules
@@ -154,7 +154,7 @@ def _assignments_plainly(data: bytes, name: str) -> list[tuple[int, int, int]]:
 def test_assignment_spans_as_the_plain_regex_finds_them(pieces):
     text = "".join(pieces)
     data = text.encode()
-    view = deployment._ShellView(Document(text, "x.sh", "shell"))
+    view = ShellView(Document(text, "x.sh", "shell"))
     view._assignment_span("A", len(data) + 1)  # finds (and keeps) every assignment of A in the script
     ends, spans = view._assignments["A"]
     found = [(end, span.start, span.end) for end, span in zip(ends, spans)]

@@ -21,8 +21,10 @@ from ..rules import finding
 from ..base.unknown import UNKNOWN
 from ..catalog.argv import FlagUse, ParsedArgs
 from ..context.facts import exported_env
-from ..context.placement import (GPU_LABELS, Matches, Mover, Placement, Probe, Value, carry_matches, gpu_from_resource,
-                         image_facts, placement, same_moved)
+from ..context.hardware_names import GPU_LABELS, gpu_from_resource, image_facts
+from ..context.placement import Matches, Mover, Placement, Probe, FileScalar, same_moved
+from ..context.script_placement import carry_matches
+from ..context.inference import placement
 from ..base.document import Document
 from ..base.findings import Applicability, Edit, Finding, Fix, Span, contain_failure
 from ..base.invocation import Invocation
@@ -206,7 +208,7 @@ def _script_env(doc: Document, inv: Invocation, where: Placement, tree: Any) -> 
             ends, spans = _export_spans(doc, name)
             k = bisect.bisect_right(ends, inv.span.start)  # the last `export NAME=…` written before the launch
             if k:
-                value = Value(exported[name] or "", spans[k - 1])
+                value = FileScalar(exported[name] or "", spans[k - 1])
                 return where.replace(visible_devices=value, visible_name=name)
             return where
     return where
@@ -329,7 +331,7 @@ def _gpu_count(launch: Launch, doc: Document) -> list[Finding]:
         return []
     highest = base + (count - 1) * step  # the last GPU index this node uses
     needed = highest + 1
-    given: tuple[int, Value, str] | None = None
+    given: tuple[int, FileScalar, str] | None = None
     if where.gpu_limits:
         name, value = where.gpu_limits[0]
         n = _int(_yaml_int(value.text))
@@ -457,7 +459,7 @@ def _loopback_host(launch: Launch, doc: Document) -> list[Finding]:
     )]
 
 
-def _follower_probes(launch: Launch, where: Placement, port: int | None, named: dict[str, Value]) -> list[Finding]:
+def _follower_probes(launch: Launch, where: Placement, port: int | None, named: dict[str, FileScalar]) -> list[Finding]:
     """Nodes other than rank 0 of a multi-node launch start no HTTP server
     (``http_server.launch_server`` returns after the schedulers for ``node_rank >= 1``): a
     probe of sglang's port on them never succeeds."""
@@ -478,7 +480,7 @@ def _follower_probes(launch: Launch, where: Placement, port: int | None, named: 
     return out
 
 
-def _resolve_port(probe: Probe, named: dict[str, Value]) -> int | None:
+def _resolve_port(probe: Probe, named: dict[str, FileScalar]) -> int | None:
     if probe.port is None:
         return None
     n = _yaml_int(probe.port.text)
@@ -488,11 +490,11 @@ def _resolve_port(probe: Probe, named: dict[str, Value]) -> int | None:
     return _yaml_int(target.text) if target is not None else None
 
 
-def _probe_hits(probe: Probe, port: int, named: dict[str, Value]) -> bool:
+def _probe_hits(probe: Probe, port: int, named: dict[str, FileScalar]) -> bool:
     return _resolve_port(probe, named) == port
 
 
-def _probe_port(probe: Probe, port: int, named: dict[str, Value], port_note: tuple[Span, str]) -> list[Finding]:
+def _probe_port(probe: Probe, port: int, named: dict[str, FileScalar], port_note: tuple[Span, str]) -> list[Finding]:
     if probe.port is None or probe.handler not in ("httpGet", "tcpSocket", "grpc"):
         return []
     number = _yaml_int(probe.port.text)
@@ -520,7 +522,7 @@ def _probe_port(probe: Probe, port: int, named: dict[str, Value], port_note: tup
     )]
 
 
-def _probe_path(probe: Probe, port: int, named: dict[str, Value]) -> list[Finding]:
+def _probe_path(probe: Probe, port: int, named: dict[str, FileScalar]) -> list[Finding]:
     if probe.handler != "httpGet" or probe.path is None or not _probe_hits(probe, port, named):
         return []
     path = probe.path.text.split("?", 1)[0]

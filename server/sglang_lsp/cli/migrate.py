@@ -32,7 +32,7 @@ MIGRATION_CODES = ("SGL008", "SGL015", "SGL031", "SGL033")
 
 
 @dataclass
-class Source:
+class ReleaseSource:
     release: str | None
     how: str  # "--from", "declared in the file", "inferred from its flags", "unknown"
 
@@ -64,19 +64,19 @@ def launch_flags(result: Result) -> set[str]:
     return out
 
 
-def source_release(explicit: str | None, text: str, result: Result) -> Source:
+def source_release(explicit: str | None, text: str, result: Result) -> ReleaseSource:
     if explicit:
-        return Source(versions.normalize(explicit), "--from")
+        return ReleaseSource(versions.normalize(explicit), "--from")
     declared = declared_version(result)
     if declared:
         try:
-            return Source(versions.normalize(declared), "declared in the file")
+            return ReleaseSource(versions.normalize(declared), "declared in the file")
         except CheckError:
             pass
     flags = launch_flags(result)
     if not flags:
-        return Source(None, "unknown")
-    return Source(versions.newest_release_with(flags), "inferred from its flags")
+        return ReleaseSource(None, "unknown")
+    return ReleaseSource(versions.newest_release_with(flags), "inferred from its flags")
 
 
 def is_migration(f: Finding, source: str | None, data: bytes) -> bool:

@@ -23,7 +23,7 @@ class WriteError(Exception):
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class FileSnapshot:
     path: str  # as given
     target: str  # the real file (a symlink resolved)
     data: bytes
@@ -40,7 +40,7 @@ class Snapshot:
         return decode(self.data)
 
 
-def read_snapshot(path: str) -> Snapshot:
+def read_snapshot(path: str) -> FileSnapshot:
     target = os.path.realpath(path)
     try:
         with open(target, "rb") as fh:
@@ -52,11 +52,11 @@ def read_snapshot(path: str) -> Snapshot:
         raise WriteError(f"{path}: cannot be read ({exc.strerror})") from None
     body = data[3:] if data.startswith(BOM) else data
     crlf = b"\r\n" in body and body.count(b"\r\n") == body.count(b"\n")  # mixed files are left alone
-    return Snapshot(path, target, data, st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode), data.startswith(BOM),
+    return FileSnapshot(path, target, data, st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode), data.startswith(BOM),
                     crlf, body.endswith(b"\n"))
 
 
-def encode_like(text: str, snap: Snapshot) -> bytes:
+def encode_like(text: str, snap: FileSnapshot) -> bytes:
     """``text`` (as decoded from ``snap``, BOM stripped) encoded the way the file was written:
     BOM, line endings and final newline kept. Line breaks a fix inserted follow the file."""
     if snap.crlf:
@@ -69,14 +69,14 @@ def encode_like(text: str, snap: Snapshot) -> bytes:
     return BOM + data if snap.bom else data
 
 
-def write_fixed(snap: Snapshot, text: str) -> bytes:
+def write_fixed(snap: FileSnapshot, text: str) -> bytes:
     """Write ``text`` over ``snap``'s file; returns the bytes written (or raises WriteError)."""
     new = encode_like(text, snap)
     write_bytes(snap, new)
     return new
 
 
-def write_bytes(snap: Snapshot, new: bytes) -> None:
+def write_bytes(snap: FileSnapshot, new: bytes) -> None:
     shown = snap.path
     if os.path.realpath(snap.path) != snap.target:
         raise WriteError(f"{shown}: the symbolic link now points elsewhere; not written")

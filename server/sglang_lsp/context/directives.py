@@ -177,14 +177,14 @@ def yaml_documents(doc: Document) -> list[tuple[int, int, int | None, int | None
 
 
 @dataclass(frozen=True)
-class Launch:
+class LaunchLines:
     """What the directives need of a launch command: its first and last line (0-based)."""
 
     first: int
     last: int
 
 
-def _attached(doc: Document, target: int, launches: list[Launch]) -> tuple[list[tuple[int, int]], bool]:
+def _attached(doc: Document, target: int, launches: list[LaunchLines]) -> tuple[list[tuple[int, int]], bool]:
     """Line ranges an own-line comment before ``target`` reaches, and whether it reaches a launch
     or a YAML document (for settings: otherwise they apply to the whole file)."""
     if doc.language == "yaml":
@@ -201,7 +201,7 @@ def _attached(doc: Document, target: int, launches: list[Launch]) -> tuple[list[
     return ranges, bool(inside)
 
 
-def parse(doc: Document, launches: list[Launch] | None = None, *, gpu_known=None, versions=None,
+def parse(doc: Document, launches: list[LaunchLines] | None = None, *, gpu_known=None, versions=None,
           model_facts=None, is_comment=None) -> Directives:
     """All directives of ``doc``. ``launches``: the launch commands found in it (for "right
     before"); ``gpu_known(name) -> bool``, ``versions`` (bundled sglang versions) and
@@ -307,7 +307,7 @@ def _setting(out: Directives, text: str, start: int, end: int, line: int, scope,
 
 
 def _suppression(doc: Document, out: Directives, m: re.Match, base: int, line: int, hash_at: int, line_end: int,
-                 own_line: bool, launches: list[Launch]) -> None:
+                 own_line: bool, launches: list[LaunchLines]) -> None:
     kind = m.group("kind").decode()
     if m.group("close") is None:
         out.problems.append(Problem(base + m.start(), line_end, f"`{kind}[` is not closed with `]`"))

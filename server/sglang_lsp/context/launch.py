@@ -8,7 +8,8 @@ import os
 from typing import Any
 
 from .facts import Context, GpuClass, exported_env, find_model_dir, gpu_profile, model_facts
-from .placement import Inferred, infer_context
+from .placement import Inferred
+from .inference import infer_context
 from .precedence import KIND_RANK, Origin
 from ..base.findings import Span
 from ..base.invocation import Invocation

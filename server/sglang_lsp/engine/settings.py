@@ -49,7 +49,7 @@ def _validators():
     return (lambda name: gpu_profile(name) is not None), known, frozenset(MODEL_FACT_NAMES)
 
 
-def read_directives(doc: Document, launches: list[directives_mod.Launch] | None = None,
+def read_directives(doc: Document, launches: list[directives_mod.LaunchLines] | None = None,
                     tree=None) -> directives_mod.Directives:
     """The directives of ``doc``; ``tree``: its tree-sitter tree, when at hand (shell)."""
     from ..context import directives as directives_mod
@@ -126,7 +126,7 @@ def attach(result, invocations) -> None:
     launches = []
     for inv in invocations:
         if inv.span.path is None:
-            launches.append(directives_mod.Launch(doc.line_of(inv.span.start),
+            launches.append(directives_mod.LaunchLines(doc.line_of(inv.span.start),
                                                   doc.line_of(max(inv.span.start, inv.span.end - 1))))
     found = read_directives(doc, launches, getattr(result, "tree", None))
     result.directives = found

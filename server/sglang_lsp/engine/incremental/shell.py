@@ -45,7 +45,7 @@ from ... import logger
 from ...base import queries
 from ...extract.shell import expansion as shell_expansion
 from ...catalog.argv import ParsedArgs
-from ...context.placement import carry_placements
+from ...context.script_placement import carry_placements
 from ...checks.deployment import carry_launches, deployment_findings
 from ...base.document import Document
 from ..check import (Options, Result, catalog_named, check_invocation, without_echoes, check_document)
