@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sglang_lsp.catalog import argv
+from sglang_lsp.catalog import argv, argv_words
 from sglang_lsp.context.script_placement import ShellView
 from sglang_lsp.checks.kb import evaluate as kb_evaluate
 from sglang_lsp.checks.kb.effective import LaunchResolver
@@ -41,7 +41,7 @@ def _typo(draw_flag: str, cut: int, insert: str) -> str:
        st.sampled_from([0.6, 0.75, 0.9]))
 def test_close_candidates_keep_every_close_match(flag, cut, insert, cutoff):
     word = _typo(flag, cut, insert)
-    narrowed = argv._close_candidates(CAT, word, cutoff)
+    narrowed = argv_words.close_candidates(CAT, word, cutoff)
     assert set(narrowed) <= set(LONG)
     assert difflib.get_close_matches(word, narrowed, n=5, cutoff=cutoff) == \
         difflib.get_close_matches(word, LONG, n=5, cutoff=cutoff)
@@ -50,7 +50,7 @@ def test_close_candidates_keep_every_close_match(flag, cut, insert, cutoff):
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=30))
 def test_close_candidates_on_arbitrary_text(word):
-    assert difflib.get_close_matches(word, argv._close_candidates(CAT, word, 0.75), n=5, cutoff=0.75) == \
+    assert difflib.get_close_matches(word, argv_words.close_candidates(CAT, word, 0.75), n=5, cutoff=0.75) == \
         difflib.get_close_matches(word, LONG, n=5, cutoff=0.75)
 
 
@@ -129,12 +129,12 @@ def _resolved(words: list[str]):
 def test_a_remembered_value_resolves_as_a_new_one(option, text):
     flag = option.option_strings[0]
     words = [f"{flag}={text}"] if text.startswith("-") else [flag, text]
-    argv._readings.cache_clear()
+    argv_words.readings.cache_clear()
     first = _resolved(words)
     assert _resolved(words) == first  # the second time remembered with the flag's reading where it passed
     if option.choices:
         words = [flag, str(option.choices[0])]
-        argv._readings.cache_clear()
+        argv_words.readings.cache_clear()
         assert _resolved(words) == _resolved(words)
 
 

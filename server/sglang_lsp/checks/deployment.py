@@ -19,7 +19,7 @@ from typing import Any
 from .. import logger
 from ..rules import finding
 from ..base.unknown import UNKNOWN
-from ..catalog.argv import FlagUse, ParsedArgs
+from ..catalog.parsed import FlagUse, ParsedArgs
 from ..context.facts import exported_env
 from ..context.hardware_names import GPU_LABELS, gpu_from_resource, image_facts
 from ..context.placement import Matches, Mover, Placement, Probe, FileScalar, same_moved

@@ -13,7 +13,7 @@ from .inference import infer_context
 from .precedence import KIND_RANK, Origin
 from ..base.findings import Span
 from ..base.invocation import Invocation
-from ..catalog.argv import ParsedArgs
+from ..catalog.parsed import ParsedArgs
 
 
 def launch_context(parsed: ParsedArgs, inv: Invocation | None, *, gpu: str | None, base_dirs: list[str],

@@ -19,7 +19,8 @@ from typing import Any
 from . import settings as file_context
 from .. import logger
 from ..rules import finding
-from ..catalog.argv import ParsedArgs, resolve
+from ..catalog.parsed import ParsedArgs
+from ..catalog.argv import resolve
 from ..catalog.catalog import Catalog, load_catalog
 from ..checks.deployment import deployment_findings
 from ..base.document import Document, decode

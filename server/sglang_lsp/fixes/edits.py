@@ -13,7 +13,7 @@ import shlex
 
 from ..base.findings import Edit, Span
 from ..base.invocation import Invocation, Word
-from ..catalog.argv import FlagUse, ParsedArgs
+from ..catalog.parsed import FlagUse, ParsedArgs
 
 
 def shell_quote(value: str, like: Word | None = None) -> str:

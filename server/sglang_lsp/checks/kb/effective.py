@@ -17,7 +17,7 @@ from . import conditions
 from ... import logger
 from ...base.invocation import Invocation
 from ...base.unknown import UNKNOWN
-from ...catalog.argv import FlagUse, ParsedArgs
+from ...catalog.parsed import FlagUse, ParsedArgs
 from ...catalog.catalog import Catalog
 from ...context.facts import MODEL_FACT_NAMES, Context
 from ...context.launch import launch_setup

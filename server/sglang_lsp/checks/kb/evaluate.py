@@ -28,7 +28,8 @@ from ...rules import finding
 from ...base.findings import Applicability, Edit, Finding, Fix, Span, contain_failure
 from ...base.invocation import Invocation
 from ...base.unknown import UNKNOWN
-from ...catalog.argv import FlagUse, ParsedArgs, defaults
+from ...catalog.parsed import FlagUse, ParsedArgs
+from ...catalog.argv import defaults
 from ...catalog.catalog import Catalog
 from ...context.facts import Context
 from ...context.launch import launch_setup

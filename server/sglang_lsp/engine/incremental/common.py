@@ -10,7 +10,7 @@ from typing import Any
 from ..check import Result
 from ...base.findings import Edit, Finding, Fix, Span
 from ...base.invocation import CharRun, Invocation, Word
-from ...catalog.argv import FlagUse, ParsedArgs
+from ...catalog.parsed import FlagUse, ParsedArgs
 
 
 USE_SLOTS = FlagUse.__slots__

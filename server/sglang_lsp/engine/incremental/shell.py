@@ -44,7 +44,7 @@ from .. import settings as file_context
 from ... import logger
 from ...base import queries
 from ...extract.shell import expansion as shell_expansion
-from ...catalog.argv import ParsedArgs
+from ...catalog.parsed import ParsedArgs
 from ...context.script_placement import carry_placements
 from ...checks.deployment import carry_launches, deployment_findings
 from ...base.document import Document

@@ -57,7 +57,7 @@ from typing import Any
 from .. import settings as file_context
 from ... import logger
 from ...base import queries
-from ...catalog.argv import ParsedArgs
+from ...catalog.parsed import ParsedArgs
 from ...extract.sglang_config import ConfigFile
 from ...checks.deployment import deployment_findings
 from ...base.document import Document

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...catalog.argv import FlagUse, ParsedArgs
+from ...catalog.parsed import FlagUse, ParsedArgs
 from ...base.document import Document
 from ...engine.check import Result, launch_parse
 from ...base.findings import Finding, Span

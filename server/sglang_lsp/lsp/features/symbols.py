@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ...catalog.argv import FlagUse
+from ...catalog.parsed import FlagUse
 from ...engine.check import Result
 from ...base.findings import Span
 from .. import convert
