@@ -164,7 +164,7 @@ class Scope:
                 # ARR[3]=x: the array can no longer be known
                 base = name_node.child_by_field_name("name")
                 if base is not None:
-                    self.clobbers.setdefault(self._text(base), []).append(node)
+                    self.clobbers.setdefault(self.node_text(base), []).append(node)
                 continue
             value = node.child_by_field_name("value")
             append = False
@@ -175,7 +175,7 @@ class Scope:
                     break
             exported = parent_type == "declaration_command" and (
                 parent.children[0].type == "export"
-                or any(self._text(c) in ("-x", "-gx") for c in parent.children if c.type == "word")
+                or any(self.node_text(c) in ("-x", "-gx") for c in parent.children if c.type == "word")
             )
             name = data[name_node.start_byte : name_node.end_byte].decode("utf-8", "surrogateescape")
             self.assignments.setdefault(name, []).append(_Assignment(
@@ -183,13 +183,13 @@ class Scope:
                 node.start_byte, node.end_byte, parent_type == "program",
             ))
         for node in pass_.for_variables:
-            self.clobbers.setdefault(self._text(node), []).append(node)
+            self.clobbers.setdefault(self.node_text(node), []).append(node)
         for node in pass_.unsets:  # (unknown after it rather than empty: `${X-d}` tells the two apart)
-            if not any(c.type == "word" and self._text(c).startswith("-") and "f" in self._text(c)
+            if not any(c.type == "word" and self.node_text(c).startswith("-") and "f" in self.node_text(c)
                        for c in node.named_children):  # (not `unset -f`: functions)
                 for c in node.named_children:
                     if c.type == "variable_name":
-                        self.clobbers.setdefault(self._text(c), []).append(c)
+                        self.clobbers.setdefault(self.node_text(c), []).append(c)
         if b"${" in data:
             for m in DEFAULT_ASSIGNMENT.finditer(data):
                 self._default_assignment(pass_.root, m.start())
@@ -200,10 +200,10 @@ class Scope:
             if word in SETTING_COMMANDS:  # `read X Y`, `printf -v X`, `mapfile A` …: X gets a value
                 args = [a for a in cmd.children_by_field_name("argument") if a.type == "word"]
                 if word == b"printf":  # only `printf -v NAME …` sets a variable
-                    args = [b for a, b in zip(args, args[1:]) if self._text(a) == "-v"]
+                    args = [b for a, b in zip(args, args[1:]) if self.node_text(a) == "-v"]
                 for arg in args:
-                    if not self._text(arg).startswith("-"):
-                        self.clobbers.setdefault(self._text(arg), []).append(arg)
+                    if not self.node_text(arg).startswith("-"):
+                        self.clobbers.setdefault(self.node_text(arg), []).append(arg)
             elif word in (b"source", b".", b"eval"):  # any variable may change
                 self.clobber_all.append(cmd)
 
@@ -234,7 +234,7 @@ class Scope:
                                        statement.end_byte, top is not None and top.type == "program", op))
         assignments.sort(key=lambda a: a.start)
 
-    def _text(self, node: ts.Node) -> str:
+    def node_text(self, node: ts.Node) -> str:
         return self.source.data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
     def _events(self, name: str, at: ts.Node) -> tuple[list[_Assignment], bool]:
@@ -344,7 +344,7 @@ class Scope:
 
     def _array_elements(self, a: _Assignment, depth: int) -> list[ShellValue] | None:
         words: list[ShellValue] = []
-        data = self.source.data if self.source._starts is None else None
+        data = self.source.data if self.source.is_file_text else None
         for child in a.value.named_children:
             plain = plain_text(data, child) if data is not None else None
             if plain is not None:  # the common element, without the general evaluation
@@ -438,12 +438,12 @@ def _expansion_parts(scope: Scope, node: ts.Node) -> tuple[str | None, str | Non
     after_op = False
     for c in node.children:
         if c.type == "variable_name" and name is None:
-            name = scope._text(c)
+            name = scope.node_text(c)
         elif c.type == "subscript":
             base = c.child_by_field_name("name")
             index = c.child_by_field_name("index")
-            name = scope._text(base) if base is not None else None
-            if index is not None and scope._text(index) in ("@", "*"):
+            name = scope.node_text(base) if base is not None else None
+            if index is not None and scope.node_text(index) in ("@", "*"):
                 whole_array = True
             elif index is not None:
                 op = "index"
@@ -466,7 +466,7 @@ def _expand_var(scope: Scope, node: ts.Node, depth: int) -> ShellValue | list[Sh
         name_node = kids[0] if kids else None
         if name_node is None or name_node.type != "variable_name":
             return _unknown()  # $1, $@, $*, $#, $$ …
-        name = scope._text(name_node)
+        name = scope.node_text(name_node)
         value = scope.scalar(name, node, depth)
         if value is None:
             scope.unassigned.append((name, name_node))
@@ -507,7 +507,7 @@ def _unknown() -> ShellValue:
 
 def word_value(scope: Scope, node: ts.Node, depth: int = 0) -> ShellValue:
     """The single string a word node denotes (no field splitting)."""
-    if scope.source._starts is None:
+    if scope.source.is_file_text:
         plain = plain_text(scope.source.data, node)
         if plain is not None:
             return ShellValue(plain[0], CharRun(plain[1], len(plain[0])))
@@ -661,7 +661,7 @@ def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[ShellValue 
                 return list(result) if isinstance(result, list) else [None]
         elif inner.type == "simple_expansion":
             names = inner.named_children
-            if names and names[0].type == "special_variable_name" and scope._text(names[0]) in ("@", "*"):
+            if names and names[0].type == "special_variable_name" and scope.node_text(names[0]) in ("@", "*"):
                 return [None]
     if t == "concatenation":
         fields = _split_concatenation(scope, node, depth)

@@ -126,7 +126,7 @@ def _plain_word(source: Source, arg: ts.Node) -> Word | None:
     if plain is None:
         return None
     text, a, quote = plain
-    if source._starts is None:
+    if source.is_file_text:
         return Word(text, Span(arg.start_byte, arg.end_byte, source.path), CharRun(a, len(text)), quote, "", "shell")
     spans = source.literal(a, a + len(text))[1]
     span = source.span(arg.start_byte, arg.end_byte)
@@ -155,7 +155,7 @@ def _command_words(scope: Scope, node_args: list[ts.Node], open_flag: list[bool]
     source = scope.source
     data = source.data
     path = source.path
-    fast = source._starts is None  # plain words of the file itself skip the general evaluation
+    fast = source.is_file_text  # plain words of the file itself skip the general evaluation
     before_end = -9  # end of the previous argument, -9 after a redirection (never glued)
     for arg in node_args:
         t = arg.type
@@ -283,7 +283,7 @@ def _env_of(scope: Scope, env_nodes: list[ts.Node]) -> dict[str, str | None]:
         if name is None:
             continue
         v = word_value(scope, value) if value is not None else ShellValue()
-        env[scope._text(name)] = None if v.unknown else v.text
+        env[scope.node_text(name)] = None if v.unknown else v.text
     return env
 
 

@@ -19,6 +19,11 @@ class Source:
         self._starts = starts
         self._ends = ends
 
+    @property
+    def is_file_text(self) -> bool:
+        """Whether these bytes are the checked file's own (no byte map: offsets are the file's)."""
+        return self._starts is None
+
     @classmethod
     def from_word(cls, word: Word) -> "Source":
         """A source whose bytes are the text of ``word`` (for ``sh -c`` scripts)."""
