@@ -20,7 +20,7 @@ from . import release_findings
 from ..rules import finding
 from .catalog import Catalog
 from ..base.findings import Applicability, Edit, Finding, Fix, Span
-from ..base.invocation import Word
+from ..base.invocation import Word, replaceable
 from ..base.unknown import UNKNOWN
 from .valuetypes import convert, describe
 from .argv_findings import after_short_switches, check_deprecated, lora_path_problem, missing_value_finding, misspelt_or_retired, one_dash_finding, removal_span, requote, stray_finding, stray_or_other_release, suggest_choice, two_dash_target, type_error, unknown_option_finding, value_for_switch_finding, with_named_value
@@ -383,7 +383,7 @@ def _convert_one(cat: Catalog, use: FlagUse, w: Word, sp: Span, findings: list[F
     suggestion, safe, several = suggest_choice(str(w.text), choices)
     shown = ", ".join(choices[:12]) + (" …" if len(choices) > 12 else "")
     fixes = []
-    if suggestion is not None and w.origin in ("shell", "config", "yaml"):
+    if suggestion is not None and (w.origin == "config" or replaceable(w)):
         fixes.append(replace_fix(f"Use `{suggestion}`", sp, requote(w, suggestion),
                                   Applicability.SAFE if safe else Applicability.UNSAFE))
     moved = release_findings.choice_finding(cat, use, w, sp, shown, fixes)

@@ -154,7 +154,9 @@ class _Reader:
             self.popen_launch(node, function, arguments)
         elif last in _SUBPROCESS:
             first = next((c for c in arguments.named_children if c.type not in ("keyword_argument", "comment")), None)
-            if first is not None and first.type == "identifier":
+            if first is not None and first.type in ("string", "concatenated_string") and not self.is_consumed(first):
+                self.command_string(first, complete=True)
+            elif first is not None and first.type == "identifier":
                 value = self.value_of(first.text.decode("utf-8", "surrogateescape"), first)
                 if value is not None and value.type in ("list", "string", "concatenated_string") \
                         and not self.is_consumed(value):
@@ -361,19 +363,22 @@ class _Reader:
                 text = PyText("", [], [hole])
             pieces.append(text)
         self.consumed.append((node.start_byte, node.end_byte))
-        self.shell_text(_joined(pieces, sep))
+        self.shell_text(_with_placeholders(_joined(pieces, sep)))
 
     # --- command strings --------------------------------------------------------------------
 
-    def command_string(self, node: ts.Node) -> None:
+    def command_string(self, node: ts.Node, complete: bool = False) -> None:
+        """A string whose text launches sglang. ``complete``: the string is run as it is (the
+        command of ``os.system(…)``); any other is a piece a program may add words to."""
         text = string_text(self.data, node)
         if text is None or not _LAUNCH_TEXT.search(text.text):
             return
         self.consumed.append((node.start_byte, node.end_byte))
-        self.shell_text(text)
+        self.shell_text(_with_placeholders(text), complete)
 
-    def shell_text(self, text: PyText) -> None:
-        """Read a command text as shell; its holes are unknown words."""
+    def shell_text(self, text: PyText, complete: bool = False) -> None:
+        """Read a command text as shell; its holes are unknown words. Unless ``complete``, the
+        launches found may get more words (open)."""
         chars = list(text.text)
         spans = list(text.spans)
         names: dict[str, None] = {}
@@ -387,21 +392,22 @@ class _Reader:
             chars[a:b] = list(marker)
             spans[a:b] = [(s, e)] * len(marker)
         word = Word("".join(chars), Span(spans[0][0], spans[-1][1]) if spans else Span(0, 0), spans)
-        self.nested_script(word, names)
+        self.nested_script(word, names, complete)
 
-    def nested_script(self, script: Word, env: dict) -> None:
+    def nested_script(self, script: Word, env: dict, complete: bool = True) -> None:
         if script.text is None:
             return
         found = extract_shell(Source.from_word(script), self.base_dir, 1, env).invocations
         forget_holes(found)
         for inv in found:
             inv.nested = True
+            inv.open = inv.open or not complete
             self.add(inv)
 
     # --- sglang's Python API ------------------------------------------------------------------
 
     def kwargs_launch(self, node: ts.Node, function: ts.Node, arguments: ts.Node, callee: str) -> None:
-        pairs: list[tuple[str, Span, ts.Node | None]] = []
+        pairs: list[tuple[str, Span, ts.Node | None, bool]] = []  # (key, its range, value, set on every path)
         open_ = False
         for child in arguments.named_children:
             if child.type == "keyword_argument":
@@ -409,7 +415,7 @@ class _Reader:
                 key = self.text(name)
                 if key == "server_args":
                     return  # sglang takes the ServerArgs given and ignores the other keywords
-                pairs.append((key, Span(name.start_byte, name.end_byte), child.child_by_field_name("value")))
+                pairs.append((key, Span(name.start_byte, name.end_byte), child.child_by_field_name("value"), True))
             elif child.type == "dictionary_splat":
                 inner = child.named_children[0] if child.named_children else None
                 found, more = self.dict_pairs(inner) if inner is not None else ([], True)
@@ -419,9 +425,22 @@ class _Reader:
                 open_ = True  # a positional argument, `*args`
         self.consumed.append((node.start_byte, node.end_byte))
         program = [Word(callee, Span(function.start_byte, function.end_byte), None, None, "", "kwarg")]
+        # the value each key has when the call runs: the last one set on every path; a key set
+        # again in a branch has an unknown value, one set only in a branch may be missing
+        final: dict[str, tuple[Span, ts.Node | None, bool]] = {}
+        for key, span, value, sure in pairs:
+            if field_options(self.cat, key) is None:
+                self.scan.findings.append(self.unknown_keyword(key, span, callee))
+                continue
+            if sure:
+                final[key] = (span, value, True)
+            elif key in final:
+                final[key] = (final[key][0], None, False)
+            else:
+                open_ = True
         args: list[Word] = []
-        for key, span, value in pairs:
-            words, unknown = self.kwarg_words(key, span, value, callee)
+        for key, (span, value, known) in final.items():
+            words, unknown = self.kwarg_words(key, span, value, known)
             args += words
             open_ |= unknown
         self.add(Invocation("server", program, args, Span(node.start_byte, node.end_byte), open=open_,
@@ -437,7 +456,8 @@ class _Reader:
             for child in node.child_by_field_name("arguments").named_children:
                 if child.type == "keyword_argument":
                     name = child.child_by_field_name("name")
-                    out.append((self.text(name), Span(name.start_byte, name.end_byte), child.child_by_field_name("value")))
+                    out.append((self.text(name), Span(name.start_byte, name.end_byte),
+                                child.child_by_field_name("value"), True))
                 elif child.type != "comment":
                     more = True
             return out, more
@@ -462,7 +482,7 @@ class _Reader:
                 if text is None or not text.known or not text.spans:
                     more = True
                     continue
-                out.append((text.text, Span(text.spans[0][0], text.spans[-1][1]), pair.child_by_field_name("value")))
+                out.append((text.text, Span(text.spans[0][0], text.spans[-1][1]), pair.child_by_field_name("value"), True))
             elif pair.type == "dictionary_splat":
                 more = True
         return out, more
@@ -488,22 +508,18 @@ class _Reader:
             if text is None or not text.known or not text.spans:
                 changed = True
                 continue
-            if block is None or stmt.parent is None or stmt.parent.id != block.id:
-                changed = True  # a key set in a branch: checked on its own below, the rest may differ
-            out.append((text.text, Span(text.spans[0][0], text.spans[-1][1]), expr.child_by_field_name("right")))
+            sure = block is not None and stmt.parent is not None and stmt.parent.id == block.id
+            out.append((text.text, Span(text.spans[0][0], text.spans[-1][1]), expr.child_by_field_name("right"), sure))
         return out, changed
 
-    def kwarg_words(self, key: str, span: Span, value: ts.Node | None, callee: str) -> tuple[list[Word], bool]:
-        """The argv words of one ``ServerArgs`` keyword (findings for one that is no field), and
-        whether the launch is then open (a switch whose value is not known)."""
-        options = field_options(self.cat, key)
-        if options is None:
-            self.scan.findings.append(self.unknown_keyword(key, span, callee))
-            return [], False
+    def kwarg_words(self, key: str, span: Span, value: ts.Node | None, known: bool = True) -> tuple[list[Word], bool]:
+        """The argv words of one ``ServerArgs`` field, and whether the launch is then open (a
+        switch whose value is not known). ``known``: the value is ``value``'s (else unknown)."""
+        options = field_options(self.cat, key) or []
         if not options:
             return [], False  # a field no flag sets (e.g. `stat_loggers`)
         vspan = Span(value.start_byte, value.end_byte) if value is not None else span
-        v = literal(self.data, value)
+        v = literal(self.data, value) if known else UNKNOWN
         opt = options[0]
         if isinstance(v, bool):
             for o in options:
@@ -513,8 +529,9 @@ class _Reader:
                 elif o.action == "boolean_optional":
                     name = o.name if v else next((s for s in o.option_strings if s.startswith("--no-")), o.name)
                     return [self.flag_word(name, span, key)], False
-            if any(o.action in ("store_true", "store_false") for o in options):
-                return [], False  # the default
+            if all(o.is_switch for o in options):
+                # a switch of another kind (a deprecated one): given when true, the default when false
+                return ([self.flag_word(opt.name, span, key)] if v else []), False
             return [self.flag_word(opt.name, span, key), Word(str(v), vspan, None, None, "", "kwarg", key)], False
         if v is None:
             return [], False
@@ -528,15 +545,22 @@ class _Reader:
         if isinstance(v, dict):
             return [flag, Word(json.dumps(v), vspan, None, None, "", "kwarg", key)], False
         text = _py_str(v)
-        spans = None
         if value is not None and value.type == "string":
             st = string_text(self.data, value)
-            if st is not None and st.text == text:
-                spans = list(st.spans)
-        return [flag, Word(text, vspan, spans, None, "", "kwarg", key)], False
+            start = value.children[0] if value.children else None
+            if st is not None and st.text == text and st.spans and start is not None and start.type == "string_start" \
+                    and start.end_byte - start.start_byte == 1:
+                # a plain one-quote string: the word is its inside (a choice replaces it in place)
+                content = Span(st.spans[0][0], st.spans[-1][1])
+                quote = self.data[start.start_byte:start.end_byte].decode()
+                return [flag, Word(text, content, list(st.spans), quote, "", "kwarg", key)], False
+        return [flag, Word(text, vspan, None, None, "", "kwarg", key)], False
 
     def flag_word(self, flag: str, span: Span, key: str) -> Word:
-        return Word(flag, span, None, None, "", "kwarg", key)
+        """The flag of a keyword: its range is the keyword's name (inside the quotes of a dict
+        key, whose quote the word keeps)."""
+        before = self.data[span.start - 1:span.start].decode("latin-1")
+        return Word(flag, span, None, before if before in ("'", '"') else None, "", "kwarg", key)
 
     def unknown_keyword(self, key: str, span: Span, callee: str) -> Finding:
         error = r"Unexpected keyword argument '" + re.escape(key) + "'"
@@ -546,7 +570,9 @@ class _Reader:
         if moved is not None:
             moved.message = f"keyword `{key}`: {moved.message}"
             return moved
-        guess = difflib.get_close_matches(key, field_names(self.cat), n=1, cutoff=0.75)
+        spelled = self.cat.lookup(flag)  # `tensor_parallel_size`: a flag's spelling, not its field
+        guess = [spelled.dest] if spelled is not None and field_options(self.cat, spelled.dest) is not None else \
+            difflib.get_close_matches(key, field_names(self.cat), n=1, cutoff=0.75)
         msg = (f"`{key}` is not a server argument of sglang {self.cat.sglang_version}: `ServerArgs` has no such field, "
                f"so `{callee}(…)` raises TypeError")
         fixes = []
@@ -609,6 +635,19 @@ def _launch_in(words: list[Word]) -> LaunchMatch | None:
         if w.text is not None and w.text.rsplit("/", 1)[-1] == "sglang" and nxt == "serve":
             return LaunchMatch("server", i, i + 2)
     return None
+
+
+# a word a template names for the program to replace (`SGLANG_ARGS_PLACEHOLDER`)
+_PLACEHOLDER_WORD = re.compile(r"(?<![\w$])[A-Z][A-Z0-9_]*PLACEHOLDER[A-Z0-9_]*(?!\w)")
+
+
+def _with_placeholders(text: PyText) -> PyText:
+    """``text`` with each placeholder word a hole too."""
+    found = [m.span() for m in _PLACEHOLDER_WORD.finditer(text.text)]
+    if not found:
+        return text
+    holes = list(text.holes) + [(a, b, text.spans[a][0], text.spans[b - 1][1]) for a, b in found]
+    return PyText(text.text, text.spans, sorted(holes))
 
 
 def _joined(pieces: list[PyText], sep: str) -> PyText:
