@@ -8,7 +8,8 @@
 ;   @call            a call of one of those names (its function's last name is matched)
 ;   @call.function   the called expression (`sgl.Engine`, `subprocess.Popen`, `ServerArgs` …)
 ;   @call.arguments  its argument list
-;   @argv            a list literal whose text mentions sglang
+;   @argv            a list literal whose text mentions sglang or holds a "-m" (its module may be
+;                    a name bound to sglang's)
 ;   @string          a string (or implicitly concatenated strings) whose text mentions sglang
 ;   @import          an import statement that names sglang
 ; Grammar: tree-sitter-python 0.25.x (ABI 15)
@@ -18,7 +19,7 @@
  (#match? @call.function "(^|[.])(Engine|ServerArgs|popen_launch_server|system|popen|run|Popen|call|check_call|check_output|create_subprocess_exec|create_subprocess_shell|split)$"))
 
 ((list) @argv
- (#match? @argv "sglang"))
+ (#match? @argv "sglang|[\"']-m[\"']"))
 
 ([(string) (concatenated_string)] @string
  (#match? @string "sglang"))

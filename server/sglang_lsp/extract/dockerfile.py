@@ -111,7 +111,8 @@ class _Reader:
                 ref = self.expand(image, self.global_args, keep_unknown=False)
                 alias = self.text(caps["from.alias"][0]).lower() if "from.alias" in caps else None
                 parent = next((s for s in reversed(stages) if s.alias and ref and s.alias == ref[0].lower()), None)
-                stage = _Stage(node.start_byte, (ref[0], ref[1]) if ref else None, alias, parent)
+                image = parent.image if parent is not None else (ref[0], ref[1]) if ref else None
+                stage = _Stage(node.start_byte, image, alias, parent)
                 stages.append(stage)
             elif kind == "variables":
                 self.variables(node, stage)

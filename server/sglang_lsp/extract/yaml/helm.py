@@ -8,7 +8,8 @@ whitespace trimming) whose value in ``values.yaml`` is a literal scalar, is know
 string as it is written, a number as Helm prints it, ``true``/``false``. Anything else stays
 unknown (a value that is a list or mapping, ``{{ .Values.x | quote }}``, ``{{- … }}`` …, or a
 value whose text would split into several shell words). Helm's ``--set`` and other values files
-may override a value: what the chart ships is what is checked.
+may override a value: what the chart ships is what is checked. A word filled this way has the
+origin ``values``: findings on it stand in the template, but no fix rewrites the template.
 """
 
 from __future__ import annotations
@@ -168,4 +169,5 @@ def fill(word: Word, values: dict[tuple[int, int], str], in_hole) -> Word | None
         i = j
     if not changed or (rest and in_hole(rest) is not None):
         return None
-    return Word("".join(text), word.span, out_spans, word.quote, "", word.origin, word.config_key, word.whole)
+    # origin `values`: the text is the chart's values.yaml's, so no fix edits it here in the template
+    return Word("".join(text), word.span, out_spans, word.quote, "", "values", word.config_key, word.whole)
