@@ -108,7 +108,7 @@ def test_block_document_keeps_offsets_and_blanks_the_rest():
     data = b"intro\n```yaml\na: 1\n```\n"
     (block,) = code_blocks(data + b"sglang")
     doc = block_document(Document((data + b"sglang").decode(), "x.md", "markdown"), block)
-    assert doc.language == "yaml" and doc.data == b"     \n       \na: 1"
+    assert doc.language == "yaml" and doc.data == b"#            \na: 1"  # the lines before: one comment
 
 
 def test_rst_heredoc_in_an_indented_block_ends_where_written():
@@ -290,3 +290,19 @@ def test_helm_values_fill_simple_references_only(tmp_path: Path):
     template.write_text(text)
     assert [(f.code, f.message[:6]) for f in check(text, str(template))] == [("SGL002", "`bf16`")]
     assert check(text, str(tmp_path / "d.yaml")) == []  # not in a chart: every template is unknown
+
+
+def test_notebook_every_character_maps_to_the_json_bytes_it_is_decoded_from():
+    text = _notebook(("code", 'print("tab\\t, quote \\", é, 😀, \\\\ and / ")\n'), ("markdown", "`x` </b> ünï\n"))
+    data = json.dumps(json.loads(text), indent=1).encode()  # json.dumps escapes é and 😀 as \\u…
+    paths = sorted((Path(__file__).parent / "fixtures" / "kinds" / "notebook").rglob("*.ipynb"))
+    for raw in [data, text.encode()] + [p.read_bytes() for p in paths]:
+        reference = json.loads(raw)["cells"]
+        for cell, ref in zip(read_notebook(raw).cells, reference):
+            assert cell.text == "".join(ref["source"])
+            i = 0
+            for ch in cell.text:
+                n = len(ch.encode())
+                start, end = cell.starts[i], cell.ends[i + n - 1]
+                assert json.loads(b'"' + raw[start:end] + b'"') == ch
+                i += n

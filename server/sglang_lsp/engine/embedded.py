@@ -26,9 +26,13 @@ BLOCK_LANGUAGES = frozenset({"markdown", "rst"})
 
 
 def block_documents(doc: Document) -> list[Document]:
-    """The code blocks of a doc that sglang-lsp reads, each as a document of its language."""
+    """The code blocks of a doc that sglang-lsp reads, each as a document of its language. A shell,
+    Python or Dockerfile block that does not mention sglang launches nothing (one block's variables
+    do not reach another): it is left out; a YAML block may be an sglang ``--config`` file."""
     reader = markdown.code_blocks if doc.language == "markdown" else rst.code_blocks
-    return [block_document(doc, block) for block in reader(doc.data)]
+    data = doc.data
+    return [block_document(doc, block) for block in reader(data)
+            if block.language == "yaml" or any(data.find(b"sglang", a, b) != -1 for a, b in block.lines)]
 
 
 def merge_into(result: Any, part: Any) -> None:

@@ -150,6 +150,12 @@ def masked_document(host: Document, kept: list[tuple[int, int]], language: str,
     data = host.data
     end = kept[-1][1] if kept else 0
     out = bytearray(data[:end].translate(_BLANK))
+    first_line = data.rfind(b"\n", 0, kept[0][0]) if kept else -1
+    if first_line > 0:
+        # the lines before the block as one comment line of the same length: the same offsets, and a
+        # parser skips one comment faster than as many blank lines (the line numbers of this
+        # document are not reported: a finding is a range of the file, placed by the file's lines)
+        out[0:first_line] = b"#" + b" " * (first_line - 1)
     for a, b in kept:
         out[a:b] = data[a:b]
     for a, b in unknown:

@@ -13,6 +13,7 @@ and the line and column within it, as Jupyter shows them (what ``sglang-lsp chec
 from __future__ import annotations
 
 import bisect
+import json
 import re
 
 from ..base.document import Document
@@ -91,10 +92,19 @@ def _parse(data: bytes) -> object:
 
 def _string(data: bytes, start: int, end: int) -> JsonString:
     raw = data[start + 1:end - 1]
-    text = raw.decode("utf-8", "surrogateescape") if b"\\" not in raw else json_chars(raw)[0]
+    if b"\\" not in raw:
+        text = raw.decode("utf-8", "surrogateescape")
+    else:
+        try:
+            text = json.loads(data[start:end])
+        except ValueError:
+            text = json_chars(raw)[0]
     s = JsonString(text)
     s.start, s.end = start, end
     return s
+
+
+_ESCAPE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\.", re.S)
 
 
 def json_chars(raw: bytes, base: int = 0) -> tuple[str, list[tuple[int, int]]]:
@@ -102,32 +112,41 @@ def json_chars(raw: bytes, base: int = 0) -> tuple[str, list[tuple[int, int]]]:
     (offset by ``base``) it comes from."""
     chars: list[str] = []
     spans: list[tuple[int, int]] = []
-    i, n = 0, len(raw)
-    while i < n:
-        b = raw[i]
-        if b == 0x5C and i + 1 < n:  # backslash
-            kind = raw[i + 1]
-            if kind == ord("u") and i + 6 <= n:
-                code = int(raw[i + 2:i + 6], 16)
-                width = 6
-                if 0xD800 <= code < 0xDC00 and raw[i + 6:i + 8] == b"\\u" and i + 12 <= n:
-                    low = int(raw[i + 8:i + 12], 16)
-                    if 0xDC00 <= low < 0xE000:
-                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-                        width = 12
-                chars.append(chr(code))
-                spans.append((base + i, base + i + width))
-                i += width
-                continue
+    pos = 0
+    for m in _ESCAPE.finditer(raw):
+        _plain(raw, pos, m.start(), base, chars, spans)
+        seq = m.group()
+        kind = seq[1]
+        if kind == ord("u"):
+            code = int(seq[2:6], 16)
+            if len(seq) == 12:  # a surrogate pair: one character
+                code = 0x10000 + ((code - 0xD800) << 10) + (int(seq[8:12], 16) - 0xDC00)
+            elif 0xD800 <= code < 0xE000:
+                code = 0xFFFD  # a lone surrogate: no character of UTF-8 text
+            chars.append(chr(code))
+        else:
             chars.append(_ESCAPES.get(kind, chr(kind)))
-            spans.append((base + i, base + i + 2))
-            i += 2
-            continue
-        width = 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
-        chars.append(raw[i:i + width].decode("utf-8", "surrogateescape"))
-        spans.append((base + i, base + i + width))
-        i += width
+        spans.append((base + m.start(), base + m.end()))
+        pos = m.end()
+    _plain(raw, pos, len(raw), base, chars, spans)
     return "".join(chars), spans
+
+
+def _plain(raw: bytes, a: int, b: int, base: int, chars: list[str], spans: list[tuple[int, int]]) -> None:
+    """The characters of ``raw[a:b]`` (no escape in it) with their bytes."""
+    if a >= b:
+        return
+    piece = raw[a:b]
+    if piece.isascii():
+        chars.extend(piece.decode("ascii"))
+        spans.extend(zip(range(base + a, base + b), range(base + a + 1, base + b + 1)))
+        return
+    pos = base + a
+    for ch in piece.decode("utf-8", "surrogateescape"):
+        n = len(ch.encode("utf-8", "surrogateescape"))
+        chars.append(ch)
+        spans.append((pos, pos + n))
+        pos += n
 
 
 class Cell(Record):
