@@ -2,7 +2,8 @@
 
 Each rule has a stable code, a name that names the bad pattern, a default severity and its
 documentation in ``rules/docs/<CODE>.md`` with fixed sections. Catalog checks (``SGL0xx``) are
-implemented in :mod:`sglang_lsp.catalog.argv` and :mod:`sglang_lsp.checks.shell`.
+implemented in :mod:`sglang_lsp.catalog.argv` and :mod:`sglang_lsp.checks.shell` (SGL001 for a
+Python keyword that is no ``ServerArgs`` field: :mod:`sglang_lsp.extract.python`).
 """
 
 from __future__ import annotations
