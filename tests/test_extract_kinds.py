@@ -69,6 +69,12 @@ def test_markdown_block_findings_are_at_the_file_offsets():
     assert (line, col) == (4, text.split("\n")[3].index("bf16") + 1)
 
 
+def test_unassigned_lower_case_variables_are_not_reported_in_docs():
+    text = "```bash\npython -m sglang.launch_server --model-path ${model_path}\n```\n"
+    assert codes(text, "x.md") == []
+    assert [c for c, _ in codes(text.split("\n", 1)[1].rsplit("```", 1)[0], "x.sh")] == ["SGL062"]
+
+
 def test_one_blocks_variables_do_not_leak_into_the_next():
     text = ("```bash\nDTYPE=bf16\n```\n\n"
             "```bash\npython -m sglang.launch_server --model-path /m --dtype $DTYPE\n```\n")
@@ -184,6 +190,19 @@ def test_python_engine_dict_splat_and_updates():
 def test_python_engine_with_server_args_and_foreign_engines_are_not_read():
     assert _launches("import sglang as sgl\nsgl.Engine(server_args=sa, tp_size=99)\n") == []
     assert _launches("from vllm import Engine\nEngine(model_path='sglang', nonsense=1)\n") == []
+
+
+def test_python_api_names_are_sglangs_llm_server_only():
+    assert _launches("from sglang.srt.entrypoints.http_server import ServerArgs\nServerArgs(model_path='/m')\n")
+    # the diffusion server's ServerArgs takes other keywords
+    assert _launches("from sglang.multimodal_gen.runtime.server_args import ServerArgs\n"
+                     "ServerArgs(model_path='/m', num_gpus=2)\n") == []
+
+
+def test_python_usage_text_and_placeholders_are_not_commands():
+    assert _launches('p.add_parser("serve", usage="sglang serve --model-path MODEL [OPTIONS]")\n') == []
+    (inv,) = _launches('cmd = "python -m sglang.launch_server --model-path <model> [OPTIONS] ..."\n')
+    assert args_of(inv) == ["--model-path", None, None, None] and inv.open
 
 
 def test_python_popen_launch_server_with_other_args_variable():

@@ -181,7 +181,7 @@ def _check_parts(doc: Document, options: Options) -> Result:
             result.errors += errors
         else:
             for part in embedded.block_documents(doc):
-                embedded.merge_into(result, check_document(part, options))
+                embedded.merge_into(result, check_document(part, options), embedded.NOT_IN_PARTS)
     except Exception as exc:  # pragma: no cover - defensive: one bad file must not stop a run
         log.exception("internal error while checking %s", doc.path)
         result.errors.append(f"internal error: {type(exc).__name__}: {exc}")
@@ -207,7 +207,7 @@ def _check_python(doc: Document, cat: Catalog, result: Result, options: Options)
     escapes = notebook.shell_escapes(data) if b"!" in data else []
     if escapes:
         shell = masked_document(doc, escapes, "shell", unknown=notebook.python_fields(data, escapes))
-        embedded.merge_into(result, check_document(shell, options))
+        embedded.merge_into(result, check_document(shell, options), embedded.NOT_IN_PARTS)
     python = notebook.without_ipython(data, escapes, magic[1] if magic else 0)
     scan = extract_python(python, cat, os.path.dirname(doc.path) if doc.path else None)
     file_context.attach(result, scan.invocations)

@@ -35,9 +35,16 @@ def block_documents(doc: Document) -> list[Document]:
             if block.language == "yaml" or any(data.find(b"sglang", a, b) != -1 for a, b in block.lines)]
 
 
-def merge_into(result: Any, part: Any) -> None:
-    """Add what the check of a part found (at the file's offsets) to the file's result."""
-    result.findings += part.findings
+# what a part's own check reports that the whole does not: a doc's code block (or a notebook's
+# `!cmd` line) reads variables the reader sets in an earlier block or in Python, so a lower-case
+# `$name` it never assigns is not a mistake there (SGL062)
+NOT_IN_PARTS = frozenset({"SGL062"})
+
+
+def merge_into(result: Any, part: Any, drop: frozenset[str] = frozenset()) -> None:
+    """Add what the check of a part found (at the file's offsets) to the file's result, without
+    the findings of the codes ``drop``."""
+    result.findings += [f for f in part.findings if f.code not in drop] if drop else part.findings
     result.invocations += part.invocations
     result.parsed += part.parsed
     result.launch_parses.update(part.launch_parses)

@@ -126,8 +126,9 @@ _BLANK = bytes(0x0A if b == 0x0A else 0x0D if b == 0x0D else 0x20 for b in range
 _PROMPT = re.compile(rb"[ \t]*(?:\(\S+\)[ \t]*)?(?:[\w.-]+@[\w.-]+(?::[^\n$#]*)?)?([$#%])[ \t]")
 _CONTINUATION_PROMPT = re.compile(rb"[ \t]*>[ \t]")
 # `<your model path>`, `<MASTER_IP>`; `[other OPTIONS]`, `[model_path]`; a lone `...` or `…`
-_PLACEHOLDER = re.compile(rb"(?<![<\w$])<[A-Za-z_][^<>\n]*[^\s<>=]>(?!>)|(?<![\[\w$])\[[A-Za-z][^\[\]\n=$]*\](?!\])"
-                          rb"|(?<!\S)(?:\.\.\.|\xe2\x80\xa6)(?!\S)")
+PLACEHOLDER_TEXT = re.compile(r"(?<![<\w$])<[A-Za-z_][^<>\n]*[^\s<>=]>(?!>)|(?<![\[\w$])\[[A-Za-z][^\[\]\n=$]*\](?!\])"
+                              r"|(?<!\S)(?:\.\.\.|\u2026)(?!\S)")
+_PLACEHOLDER = re.compile(PLACEHOLDER_TEXT.pattern.replace("\\u2026", "\\xe2\\x80\\xa6").encode("ascii"))
 _HEREDOC_START = re.compile(rb"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 
 

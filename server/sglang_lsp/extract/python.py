@@ -40,6 +40,7 @@ from ..catalog import release_findings
 from ..catalog.catalog import Catalog
 from ..catalog.server_fields import field_names, field_options
 from ..rules import finding
+from .docs import PLACEHOLDER_TEXT
 from .python_literals import UNKNOWN, PyText, literal, string_text
 from .shell.expansion import HOLE_PREFIX, forget_holes
 from .shell.script import extract as extract_shell
@@ -51,7 +52,13 @@ _INTERPRETER_AFTER = re.compile(r"[ \t]+-m[ \t]*sglang")
 _COMMAND_START = re.compile(r"(?:\A|[\n;&|(]|&&|\|\|)[ \t]*\Z")
 _SUBPROCESS = frozenset({"run", "Popen", "call", "check_call", "check_output", "system", "popen", "split",
                          "create_subprocess_exec", "create_subprocess_shell"})
+# sglang's LLM server API: the names (reached through any module of the `sglang` package, which
+# re-exports them: `sglang.Engine`, `sglang.srt.entrypoints.http_server.ServerArgs` …) and what a
+# call of each is; the diffusion server's package has classes of the same names
 _API = {"Engine": "engine", "ServerArgs": "server_args", "popen_launch_server": "popen"}
+_OTHER_SERVERS = ("sglang.multimodal_gen",)
+# keywords whose string is a message or documentation, not a command (`usage="sglang serve …"`)
+_PROSE_KEYWORDS = frozenset({"help", "usage", "description", "epilog", "msg", "message", "doc", "docstring"})
 _SCOPES = ("function_definition", "module")
 
 
@@ -81,8 +88,10 @@ class _Reader:
         self.tree = queries.parser("python").parse(data)
         self.scan = PythonScan()
         self.consumed: list[tuple[int, int]] = []
-        self.api: dict[str, str] = {}  # a name bound by an import from sglang → what it is (_API)
-        self.modules: set[str] = {"sgl", "sglang"}  # names of sglang (sub)modules (`import sglang as sgl`)
+        # a name an import binds → the full name it stands for (`sgl` → `sglang`, `ServerArgs` →
+        # `sglang.srt.server_args.ServerArgs`); `sgl` and `sglang` without an import too (a doc's
+        # snippet often leaves the import out)
+        self.names: dict[str, str] = {"sgl": "sglang", "sglang": "sglang"}
         self._assignments: dict[int, dict[str, list[ts.Node]]] = {}
 
     def text(self, node: ts.Node) -> str:
@@ -112,7 +121,7 @@ class _Reader:
         for node in strings:
             if node.parent is not None and node.parent.type == "concatenated_string":
                 continue
-            if self.is_consumed(node) or _is_bare_statement(node):
+            if self.is_consumed(node) or _is_bare_statement(node) or self.is_prose(node):
                 continue
             self.command_string(node)
         self.scan.invocations.sort(key=lambda inv: inv.span.start)
@@ -123,31 +132,46 @@ class _Reader:
             for child in node.named_children:
                 if child.type == "aliased_import":
                     name, alias = child.child_by_field_name("name"), child.child_by_field_name("alias")
-                    if name is not None and alias is not None and self.text(name).split(".")[0] == "sglang":
-                        self.modules.add(self.text(alias))
+                    if name is not None and alias is not None:
+                        self.names[self.text(alias)] = self.text(name)
             return
         module = node.child_by_field_name("module_name")
-        if module is None or self.text(module).split(".")[0] != "sglang":
+        if module is None or module.type != "dotted_name":
             return
+        base = self.text(module)
         for child in node.children_by_field_name("name"):
             if child.type == "aliased_import":
                 name, alias = self.text(child.child_by_field_name("name")), self.text(child.child_by_field_name("alias"))
             else:
                 name = alias = self.text(child)
-            if name in _API:
-                self.api[alias] = _API[name]
-            else:
-                self.modules.add(alias)  # `from sglang import srt`, `from sglang.srt import server_args as sa`
+            self.names[alias] = f"{base}.{name}"
+
+    def full_name(self, callee: str) -> str:
+        """The dotted name a callee stands for, through the imports (``sgl.Engine`` → ``sglang.Engine``)."""
+        head, _, rest = callee.partition(".")
+        base = self.names.get(head)
+        if base is None:
+            return callee
+        return f"{base}.{rest}" if rest else base
+
+    def is_prose(self, node: ts.Node) -> bool:
+        """A string given as a message or documentation (``usage="…"``, ``help="…"``)."""
+        up = node.parent
+        if up is not None and up.type == "keyword_argument":
+            name = up.child_by_field_name("name")
+            return name is not None and self.text(name) in _PROSE_KEYWORDS
+        return False
 
     def call(self, node: ts.Node, function: ts.Node, arguments: ts.Node) -> None:
         callee = self.text(function)
         last = callee.rsplit(".", 1)[-1]
-        owner = callee.rsplit(".", 1)[0] if "." in callee else None
         kind = None
-        if owner is None:
-            kind = self.api.get(callee) or ("popen" if callee == "popen_launch_server" else None)
-        elif owner.split(".")[0] in self.modules and last in _API:
-            kind = _API[last]
+        if last in _API:
+            full = self.full_name(callee)
+            if full.startswith("sglang.") and not full.startswith(_OTHER_SERVERS):
+                kind = _API[last]
+        if kind is None and callee == "popen_launch_server":
+            kind = "popen"  # sglang's test helper, also where a project copied it
         if kind in ("engine", "server_args"):
             self.kwargs_launch(node, function, arguments, callee)
         elif kind == "popen":
@@ -637,8 +661,9 @@ def _launch_in(words: list[Word]) -> LaunchMatch | None:
     return None
 
 
-# a word a template names for the program to replace (`SGLANG_ARGS_PLACEHOLDER`)
-_PLACEHOLDER_WORD = re.compile(r"(?<![\w$])[A-Z][A-Z0-9_]*PLACEHOLDER[A-Z0-9_]*(?!\w)")
+# a word a template names for the program to replace (`SGLANG_ARGS_PLACEHOLDER`), or a
+# documentation placeholder (`<model>`, `[OPTIONS]`, `...`: see extract.docs)
+_PLACEHOLDER_WORD = re.compile(r"(?<![\w$])[A-Z][A-Z0-9_]*PLACEHOLDER[A-Z0-9_]*(?!\w)|" + PLACEHOLDER_TEXT.pattern)
 
 
 def _with_placeholders(text: PyText) -> PyText:
