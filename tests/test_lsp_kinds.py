@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from test_lsp_server import (apply_text_edits, client, doc_id, find_char, open_doc, published,  # noqa: F401
-                             with_session)
+from test_lsp_server import apply_text_edits, client, doc_id, find_char, open_doc, published  # noqa: F401
 
 pytestmark = pytest.mark.asyncio
 

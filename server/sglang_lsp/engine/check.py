@@ -26,7 +26,7 @@ from ..checks.deployment import deployment_findings
 from ..base.document import Document, decode
 from ..base.findings import Applicability, CheckError, Edit, Finding, Fix, Record, Span
 from ..base.invocation import Invocation, Word
-from ..base.kinds import SHELL_EXTENSIONS, YAML_EXTENSIONS, language_by_name
+from ..base.kinds import language_by_name
 from ..context.launch import add_inferred
 from ..checks.kb.evaluate import kb_findings
 from ..extract.shell.source import Source

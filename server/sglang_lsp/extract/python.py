@@ -300,13 +300,16 @@ class _Reader:
         up = node.parent
         if up is not None and up.type == "binary_operator":
             return [], True  # `[...] + more`
-        if up is not None and up.type == "argument_list":  # `cmd.extend([...])`: what `cmd` gets next
+        if up is not None and up.type == "argument_list":
             call = up.parent
             function = call.child_by_field_name("function") if call is not None else None
-            if function is not None and function.type == "attribute":
+            attribute = function.child_by_field_name("attribute") if function is not None and \
+                function.type == "attribute" else None
+            if attribute is not None and self.text(attribute) in ("extend", "append", "insert"):
+                # `cmd.extend([...])`: what `cmd` gets next
                 target = function.child_by_field_name("object")
                 return self.mutations(self.text(target), call, call) if target is not None else ([], True)
-            return [], True
+            return [], False  # the argv of a call (`subprocess.Popen([...])`): as written
         if up is not None and up.type == "assignment" and up.child_by_field_name("right") == node:
             left = up.child_by_field_name("left")
             if left is not None and left.type == "identifier":
