@@ -28,7 +28,6 @@ from ..context.hardware_names import GPU_LABELS, gpu_from_resource, image_facts
 from ..context.inference import placement
 from ..context.placement import FileScalar, Matches, Mover, Placement, Probe, same_moved
 from ..context.script_placement import carry_matches
-from ..fixes.edits import add_flag_edits
 from ..rules import finding
 
 log = logger(__name__)
@@ -540,6 +539,8 @@ def _probe_path(probe: Probe, port: int, named: dict[str, FileScalar]) -> list[F
 def _add_host_fix(launch: Launch, doc: Document) -> Fix | None:
     use = launch.parsed.last_use("host")
     if use is None:
+        from ..fixes.edits import add_flag_edits  # (only when this fix is offered: start-up time)
+
         edits = add_flag_edits(launch.inv, launch.parsed, "--host", "0.0.0.0",
                            lambda p: doc.text if p in (None, doc.path) else None)
         return Fix("Listen on `0.0.0.0`", Applicability.UNSAFE, edits) if edits else None
