@@ -336,6 +336,10 @@ class Probe:
         from sglang.srt.layers.moe.utils import initialize_moe_config
 
         initialize_moe_config()
+        from sglang.srt.layers.moe.utils import get_moe_runner_backend
+
+        self.moe_runner_backend = str(getattr(get_moe_runner_backend(), "value",
+                                              get_moe_runner_backend()))
         ranks = {k: getattr(p, k) for k in ("tp_rank", "pp_rank", "attn_tp_rank", "attn_dp_rank",
                                             "moe_ep_rank", "moe_tp_rank", "moe_dp_rank")}
         sizes = {k: getattr(p, k) for k in ("tp_size", "pp_size", "attn_tp_size", "attn_dp_size",
@@ -475,6 +479,7 @@ class Probe:
                 counted = count_model_bytes(model)
                 entry = {"world_rank": wr, **ranks, "sizes": sizes,
                          "model_class": type(model).__name__,
+                         "moe_runner_backend": self.moe_runner_backend,
                          "quant_config": type(qc).__name__ if qc is not None else None,
                          **counted, "build_s": round(time.time() - tb, 2)}
                 phase = "kv"
