@@ -899,37 +899,96 @@ def estimate_weights(shape: ModelShape, quant: Quantization, layout: ParallelLay
                           else "every rank (tensor/expert ranks hold the same bytes)")
     if quant.note:
         est.notes.append(quant.note)
+    est.notes.extend(_refusals(shape, quant, layout))
     if checkpoint is not None and checkpoint.total_bytes is not None:
-        est.checkpoint_bytes = checkpoint.total_bytes
-        est.checkpoint_how = EXACT
-        est.basis = checkpoint.source
-        whole = checkpoint_bytes_estimate(shape, quant)
-        if whole:
-            # the checkpoint's own total, split by the same structure as the estimate
-            ratio = checkpoint.total_bytes / whole
-            est.bytes_per_gpu = int(round(est.bytes_per_gpu * ratio))
-            est.by_part = {k: int(round(v * ratio)) for k, v in est.by_part.items()}
-            est.per_pp_stage = [int(round(t * ratio)) for t in est.per_pp_stage]
-            est.notes.append(f"scaled to the checkpoint's exact size ({checkpoint.source}): "
-                             f"x{ratio:.4f} against the config-only estimate")
+        _apply_checkpoint_size(est, shape, quant, layout, checkpoint, moe_runner_backend)
     return est
 
 
+def _refusals(shape: ModelShape, quant: Quantization, layout: ParallelLayout) -> list[str]:
+    """Layouts sglang refuses while building the model (the estimate still says what it would
+    hold): block-FP8 needs each rank's gate/up output to be whole blocks
+    (layers/quantization/fp8.py)."""
+    out = []
+    if quant.linear.kind == "fp8_block" or quant.experts.kind == "fp8_block":
+        bn = quant.experts.block[0] if quant.experts.kind == "fp8_block" else quant.linear.block[0]
+        if shape.is_moe and (shape.moe_intermediate_size // layout.moe_tp_size) % bn:
+            out.append(f"sglang refuses this layout: each rank's expert gate/up output "
+                       f"({shape.moe_intermediate_size // layout.moe_tp_size}) is not a multiple "
+                       f"of the FP8 block ({bn}); use expert parallelism or a smaller TP")
+    return out
+
+
+def _apply_checkpoint_size(est: WeightsEstimate, shape: ModelShape, quant: Quantization,
+                           layout: ParallelLayout, checkpoint: "CheckpointSize",
+                           moe_runner_backend: Optional[str]) -> None:
+    """Split the checkpoint's exact on-disk size the way the config-only estimate splits its own
+    TP-1 total: per-GPU = on-disk bytes (without MTP/NextN layers, which sglang does not load for
+    the target) x (GPU share of the estimate), plus what exists only in GPU memory (RoPE cache)."""
+    est.checkpoint_bytes = checkpoint.total_bytes
+    est.checkpoint_how = EXACT
+    disk_est = checkpoint_bytes_estimate(shape, quant)
+    mtp_est = disk_est - _loaded_bytes_tp1(shape, quant)
+    on_disk = checkpoint.total_bytes - (checkpoint.mtp_bytes if checkpoint.mtp_bytes is not None
+                                        else mtp_est)
+    loaded_est = disk_est - mtp_est
+    if loaded_est <= 0 or on_disk <= 0:
+        return
+    ratio = on_disk / loaded_est
+    buffers = est.by_part.get("buffers", 0)
+    config_only = est.bytes_per_gpu
+    est.by_part = {k: (v if k == "buffers" else int(round(v * ratio))) for k, v in est.by_part.items()}
+    est.bytes_per_gpu = sum(est.by_part.values())
+    est.per_pp_stage = [int(round((t - buffers) * ratio)) + buffers for t in est.per_pp_stage]
+    est.basis = checkpoint.source
+    est.notes.append(f"the checkpoint's exact size ({checkpoint.source}) split like the estimate: "
+                     f"x{ratio:.4f} against the config-only {config_only} bytes per GPU")
+    if abs(ratio - 1) > 0.1:
+        est.notes.append("the checkpoint and its config.json disagree by more than 10%: parts of "
+                         "the checkpoint may not be modelled")
+
+
+def estimate_nextn_draft_weights(shape: ModelShape, quant: Quantization, layout: ParallelLayout,
+                                 moe_runner_backend: Optional[str] = None) -> WeightsEstimate:
+    """What a NextN/MTP draft (DeepSeek V3/R1, GLM-4.5: the checkpoint's own MTP layers, sglang's
+    ``...ForCausalLMNextN`` classes) adds to each GPU once loaded: one decoder layer per MTP module
+    plus its enorm/hnorm/eh_proj and head norm. Its embedding and LM head are the target's
+    (models/deepseek_nextn.py set_embed_and_head frees the draft's own), the RoPE cache is shared."""
+    if not shape.num_nextn_layers or shape.family not in ("deepseek_v3", "deepseek_v2", "glm4_moe"):
+        return WeightsEstimate(None, None, notes=["no NextN/MTP layers in this checkpoint"])
+    problems = layout.problems()
+    if problems:
+        return WeightsEstimate(None, None, notes=problems)
+    h, b = shape.hidden_size, shape.dtype_bytes
+    last = shape.num_layers - 1  # an MoE layer: the MTP decoder is one
+    parts: dict[str, int] = {"attention": 0, "norm": 0, "other": 0}
+    for _ in range(shape.num_nextn_layers):
+        parts["attention"] += _attention_bytes(shape, quant, layout, last)
+        for k, v in _moe_layer_bytes(shape, quant, layout, last, moe_runner_backend).items():
+            parts[k] = parts.get(k, 0) + v
+        parts["norm"] += 5 * h * b  # input/post-attention norms, enorm, hnorm, shared head norm
+        parts["other"] += 2 * h * h * b  # eh_proj, replicated
+    return WeightsEstimate(sum(parts.values()), ESTIMATED, by_part=parts,
+                           rank="every rank (the draft is split like the target)")
+
+
+def _loaded_bytes_tp1(shape: ModelShape, quant: Quantization) -> int:
+    parts = _stage_bytes(shape, quant, ParallelLayout(), 0, "flashinfer_trtllm")
+    return sum(parts.values()) - parts.get("buffers", 0)
+
+
 def checkpoint_bytes_estimate(shape: ModelShape, quant: Quantization) -> int:
-    """What the whole checkpoint should weigh on disk (TP 1, MTP/NextN layers included, no RoPE
-    cache): the yardstick an exact on-disk size is compared with."""
-    one = ParallelLayout()
-    parts = _stage_bytes(shape, quant, one, 0)
-    total = sum(parts.values()) - parts.get("buffers", 0)
-    if shape.tie_word_embeddings:
-        pass
+    """What the whole checkpoint should weigh on disk by the config (TP 1, MTP/NextN layers
+    included, no RoPE cache, no runtime-only scale copies)."""
+    total = _loaded_bytes_tp1(shape, quant)
     if shape.num_nextn_layers:
-        per_layer = 0
-        probe_layer = shape.num_layers - 1
-        per_layer += _attention_bytes(shape, quant, one, probe_layer) + 2 * shape.hidden_size * 2
-        per_layer += sum(_moe_layer_bytes(shape, quant, one, probe_layer).values())
-        # enorm, hnorm, eh_proj and the shared head norm of each MTP module
-        per_layer += 2 * shape.hidden_size * shape.hidden_size * shape.dtype_bytes
+        one = ParallelLayout()
+        last = shape.num_layers - 1
+        per_layer = _attention_bytes(shape, quant, one, last) + 2 * shape.hidden_size * shape.dtype_bytes
+        per_layer += sum(_moe_layer_bytes(shape, quant, one, last, "flashinfer_trtllm").values())
+        # each MTP module adds enorm, hnorm and the eh_proj (2*hidden -> hidden) projection
+        per_layer += (2 * shape.hidden_size * shape.hidden_size + 2 * shape.hidden_size) \
+            * shape.dtype_bytes
         total += shape.num_nextn_layers * per_layer
     return total
 
@@ -944,11 +1003,9 @@ class CheckpointSize:
     total_bytes: Optional[int]
     source: str  # "model.safetensors.index.json metadata.total_size" | "safetensors headers"
     tensors: Optional[int] = None
+    mtp_bytes: Optional[int] = None  # bytes of layers past num_hidden_layers (headers only)
 
 
-_SAFETENSORS_DTYPE_BYTES = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2,
-                            "BF16": 2, "I16": 2, "U16": 2, "F8_E4M3": 1, "F8_E5M2": 1,
-                            "F8_E8M0": 1, "I8": 1, "U8": 1, "BOOL": 1, "F4": 1}
 _MAX_HEADER = 100 * 1024 * 1024
 
 
@@ -968,9 +1025,13 @@ def read_safetensors_header(path: str) -> dict:
     return header
 
 
-def checkpoint_size(directory: str) -> Optional[CheckpointSize]:
+_LAYER_ID = re.compile(r"(?:^|\.)layers\.(\d+)\.")
+
+
+def checkpoint_size(directory: str, num_layers: Optional[int] = None) -> Optional[CheckpointSize]:
     """The exact byte size of a local checkpoint's tensors, or None when the directory has neither an
-    index with ``metadata.total_size`` nor readable safetensors headers."""
+    index with ``metadata.total_size`` nor readable safetensors headers. With headers and
+    ``num_layers``, the bytes of layers past it (MTP/NextN modules) are counted apart."""
     idx = os.path.join(directory, "model.safetensors.index.json")
     if os.path.isfile(idx):
         try:
@@ -989,6 +1050,7 @@ def checkpoint_size(directory: str) -> Optional[CheckpointSize]:
         return None
     total = 0
     count = 0
+    mtp = 0
     for name in files:
         try:
             header = read_safetensors_header(os.path.join(directory, name))
@@ -999,9 +1061,16 @@ def checkpoint_size(directory: str) -> Optional[CheckpointSize]:
                 continue
             offs = t.get("data_offsets")
             if isinstance(offs, list) and len(offs) == 2:
-                total += int(offs[1]) - int(offs[0])
+                size = int(offs[1]) - int(offs[0])
+                total += size
                 count += 1
-    return CheckpointSize(total, "safetensors headers", tensors=count) if count else None
+                m = _LAYER_ID.search(key)
+                if num_layers is not None and m and int(m.group(1)) >= num_layers:
+                    mtp += size
+    if not count:
+        return None
+    return CheckpointSize(total, "safetensors headers", tensors=count,
+                          mtp_bytes=mtp if num_layers is not None else None)
 
 
 # ---------------------------------------------------------------------------
@@ -1235,9 +1304,16 @@ def plan_memory(config: dict, layout: ParallelLayout, *, side_files: Optional[di
                 max_total_tokens: Optional[int] = None,
                 max_running_requests: Optional[int] = None,
                 swa_full_tokens_ratio: float = 0.8,
+                moe_runner_backend: Optional[str] = None,
+                speculative_algorithm: Optional[str] = None,
                 draft_config: Optional[dict] = None,
                 speculative_draft_layers: Optional[int] = None) -> MemoryPlan:
-    """The whole plan for one launch. Unknown parts are None with a note, never a guess."""
+    """The whole plan for one launch. Unknown parts are None with a note, never a guess.
+
+    Speculative decoding: with EAGLE/NEXTN/MTP and no separate draft checkpoint, a checkpoint
+    with NextN layers drafts with them (draft weights and draft KV layers are added); with a
+    separate draft (``draft_config``) its weights are estimated like a model of its own and
+    ``speculative_draft_layers`` (its layer count) adds its KV share."""
     try:
         shape = describe_model(config, dtype)
         quant = read_quantization(config, shape, side_files, quantization)
@@ -1248,13 +1324,23 @@ def plan_memory(config: dict, layout: ParallelLayout, *, side_files: Optional[di
                                 kv=none_kv, mem_fraction_static=mem_fraction_static,
                                 context_length=context_length) if gpu_memory_bytes else None
         return MemoryPlan(none_w, none_kv, budget, None, notes=[str(e)])
-    ckpt = checkpoint_size(checkpoint_dir) if checkpoint_dir else None
-    weights = estimate_weights(shape, quant, layout, ckpt)
+    ckpt = checkpoint_size(checkpoint_dir, shape.num_layers) if checkpoint_dir else None
+    weights = estimate_weights(shape, quant, layout, ckpt, moe_runner_backend)
+    draft_bytes = 0
+    notes: list[str] = []
+    algo = (speculative_algorithm or "").upper()
+    if algo in ("EAGLE", "NEXTN", "MTP") and draft_config is None:
+        if shape.num_nextn_layers:
+            dw = estimate_nextn_draft_weights(shape, quant, layout, moe_runner_backend)
+            draft_bytes = dw.bytes_per_gpu or 0
+            speculative_draft_layers = speculative_draft_layers or shape.num_nextn_layers
+            notes.append(f"NextN draft: {draft_bytes} bytes per GPU, "
+                         f"{shape.num_nextn_layers} draft KV layer(s)")
+        else:
+            notes.append(f"{algo} without a draft model path: draft not modelled")
     kv = estimate_kv_cache(shape, quant, layout, kv_cache_dtype,
                            swa_full_tokens_ratio=swa_full_tokens_ratio,
                            speculative_draft_layers=speculative_draft_layers)
-    draft_bytes = 0
-    notes: list[str] = []
     if draft_config is not None:
         try:
             dshape = describe_model(draft_config, dtype)

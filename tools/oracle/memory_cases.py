@@ -74,6 +74,9 @@ EXTRA = [
     ("L40S", f"{FIXTURES}/llama3-8b", ["--mem-fraction-static", "0.3"]),
     ("L40S", f"{FIXTURES}/llama3-8b", []),
     ("B200", f"{REAL}/deepseek-v3-0324-nvfp4", ["--tp", "8"]),
+    ("H200", f"{REAL}/deepseek-v3", ["--tp", "8", "--speculative-algorithm", "EAGLE",
+                                     "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                                     "--speculative-num-draft-tokens", "4"]),
     ("B200", f"{FIXTURES}/qwen3-moe-modelopt-nvfp4", ["--tp", "2"]),
 ]
 
@@ -128,6 +131,8 @@ def layout_of(argv: list[str]) -> dict:
 
 def table_row(r: dict) -> dict:
     row = {k: r.get(k) for k in ("id", "hardware", "model", "argv", "outcome")}
+    if row["model"] and os.path.isabs(row["model"]) and row["model"].startswith(ROOT + os.sep):
+        row["model"] = os.path.relpath(row["model"], ROOT)
     row["layout"] = layout_of(r.get("argv") or [])
     row["gpu_memory_bytes"] = r.get("gpu_memory_bytes")
     row["pre_model_load_free_bytes"] = r.get("pre_model_load_free_bytes")
@@ -139,7 +144,8 @@ def table_row(r: dict) -> dict:
     row["resolved"] = {k: res.get(k) for k in (
         "tp_size", "pp_size", "dp_size", "ep_size", "enable_dp_attention", "moe_dense_tp_size",
         "enable_dp_lm_head", "mem_fraction_static", "page_size", "quantization", "dtype",
-        "moe_runner_backend", "attention_backend")}
+        "moe_runner_backend", "attention_backend", "max_running_requests", "max_total_tokens",
+        "speculative_algorithm")}
     ranks = []
     for rk in r["ranks"]:
         kv = []
@@ -155,6 +161,10 @@ def table_row(r: dict) -> dict:
                       "moe_runner_backend": rk.get("moe_runner_backend"),
                       "param_bytes": rk["param_bytes"], "buffer_bytes": rk["buffer_bytes"],
                       "weight_bytes": rk["weight_bytes"], "by_part": rk["by_part"], "kv": kv})
+        if rk.get("draft"):
+            ranks[-1]["draft"] = {k: rk["draft"][k] for k in (
+                "model_class", "weight_bytes", "by_part", "shared_with_target_bytes",
+                "resident_bytes")}
     row["ranks"] = ranks
     return row
 

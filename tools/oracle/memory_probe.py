@@ -53,7 +53,7 @@ import signal
 import sys
 import time
 import traceback
-from typing import Any
+from typing import Any, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE_DIR = os.environ.get("SGLANG_ORACLE_DIR", "/work/shared/oracle")
@@ -367,6 +367,40 @@ class Probe:
                 model = _initialize_model(mc, lc, qc)
         return mc, qc, model
 
+    def build_draft(self, sa) -> Optional[dict]:
+        """The speculative draft model as the draft worker builds it (its own ModelConfig in draft
+        mode), on the meta device. A NextN/MTP draft (same checkpoint) shares the target's
+        embedding and LM head once loaded (set_embed_and_head frees its own) and the process-wide
+        RoPE cache, so only the rest stays resident."""
+        import torch
+
+        from sglang.srt.configs.load_config import LoadConfig
+        from sglang.srt.configs.model_config import ModelConfig
+        from sglang.srt.model_loader.loader import _get_quantization_config, _initialize_model
+        from sglang.srt.model_loader.utils import set_default_torch_dtype
+        from sglang.srt.runtime_context import get_spec
+        from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
+
+        algo = SpeculativeAlgorithm.from_string(get_spec().speculative_algorithm)
+        if algo.is_none() or not (algo.is_eagle() or algo.is_standalone()):
+            return None
+        dmc = ModelConfig.from_server_args(sa, model_path=get_spec().speculative_draft_model_path,
+                                           is_draft_model=True)
+        lc = LoadConfig(load_format=sa.load_format)
+        qc = _get_quantization_config(dmc, lc)
+        with set_default_torch_dtype(dmc.dtype):
+            with torch.device("meta"), _force_meta_mode():
+                draft = _initialize_model(dmc, lc, qc)
+        counted = count_model_bytes(draft)
+        arch = type(draft).__name__
+        shared = counted["by_part"].get("buffers", 0)
+        if "NextN" in arch:
+            shared += counted["by_part"].get("embedding", 0) + counted["by_part"].get("lm_head", 0)
+        out = {"model_class": arch, **counted, "shared_with_target_bytes": shared,
+               "resident_bytes": counted["weight_bytes"] - shared}
+        del draft
+        return out
+
     def kv_sizing(self, sa, mc, model, pre_free: int, weight_bytes: int) -> dict:
         """Run sglang's own pool sizing for this rank (see module docstring)."""
         import torch
@@ -482,6 +516,12 @@ class Probe:
                          "moe_runner_backend": self.moe_runner_backend,
                          "quant_config": type(qc).__name__ if qc is not None else None,
                          **counted, "build_s": round(time.time() - tb, 2)}
+                phase = "draft"
+                draft = self.build_draft(sa)
+                resident = counted["weight_bytes"]
+                if draft is not None:
+                    entry["draft"] = draft
+                    resident += draft["resident_bytes"]
                 phase = "kv"
                 kv_results = []
                 for i, kvd in enumerate(kv_dtypes):
@@ -491,7 +531,7 @@ class Probe:
                     else:
                         sa_k = sa
                     try:
-                        r = self.kv_sizing(sa_k, mc, model, pre_free, counted["weight_bytes"])
+                        r = self.kv_sizing(sa_k, mc, model, pre_free, resident)
                     except Exception as e:  # noqa: BLE001
                         at, _leaf, _chain = self.oracle._raised_at(e)
                         r = {"outcome": "probe_limit", "exc_type": type(e).__name__,
