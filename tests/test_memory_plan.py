@@ -235,12 +235,16 @@ def test_hybrid_linear_attention_is_unknown_not_guessed():
 
 
 @pytest.mark.parametrize("config, why", [
-    ({"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2}, "lacks hidden_size"),
+    ({"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2}, "hidden_size"),
+    ({"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2,
+      "vocab_size": 100, "num_attention_heads": 4}, "no intermediate_size"),
+    ({"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2.0e7,
+      "vocab_size": 100, "num_attention_heads": 4, "intermediate_size": 8}, "implausible"),
     ({"architectures": ["SomethingNewForCausalLM"], "hidden_size": 8, "num_hidden_layers": 1,
       "vocab_size": 8, "num_attention_heads": 1}, "not modelled"),
     ({"hidden_size": 8}, "names no architecture"),
     ({"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2,
-      "vocab_size": 100, "num_attention_heads": 4,
+      "vocab_size": 100, "num_attention_heads": 4, "intermediate_size": 128,
       "quantization_config": {"quant_method": "bitsandbytes"}}, "not modelled"),
     ({"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2,
       "vocab_size": 100, "num_attention_heads": 4}, "no expert count"),
@@ -395,3 +399,38 @@ def test_nextn_draft_weights_match_sglangs_draft_model():
     assert plan.kv_cache.bytes_per_token == kv["kv_bytes_per_token"]
     assert abs(plan.budget.kv_cache_tokens - kv["max_total_num_tokens"]) <= \
         0.01 * kv["max_total_num_tokens"]
+
+
+# -- bad input never raises ----------------------------------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_values = st.one_of(st.none(), st.booleans(), st.integers(-3, 5000), st.floats(allow_nan=True),
+                    st.text(max_size=5), st.lists(st.integers(0, 3), max_size=3))
+_keys = st.sampled_from(["hidden_size", "num_hidden_layers", "vocab_size", "num_attention_heads",
+                         "num_key_value_heads", "head_dim", "intermediate_size", "num_experts",
+                         "moe_intermediate_size", "n_routed_experts", "kv_lora_rank",
+                         "qk_rope_head_dim", "torch_dtype", "layer_types", "sliding_window",
+                         "first_k_dense_replace", "max_position_embeddings", "rope_scaling",
+                         "quantization_config", "tie_word_embeddings", "partial_rotary_factor"])
+_archs = st.sampled_from(["LlamaForCausalLM", "Qwen3MoeForCausalLM", "DeepseekV3ForCausalLM",
+                          "GptOssForCausalLM", "MixtralForCausalLM", "Qwen3NextForCausalLM", "X"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(arch=_archs, fields=st.dictionaries(_keys, _values, max_size=12),
+       tp=st.integers(0, 9), ep=st.integers(0, 9))
+def test_any_config_gives_a_plan_or_none_never_a_traceback(arch, fields, tp, ep):
+    base = {"hidden_size": 256, "num_hidden_layers": 4, "vocab_size": 1000,
+            "num_attention_heads": 8, "num_key_value_heads": 2, "intermediate_size": 512,
+            "num_experts": 8, "num_local_experts": 8, "n_routed_experts": 8,
+            "moe_intermediate_size": 128, "kv_lora_rank": 64, "qk_rope_head_dim": 16,
+            "qk_nope_head_dim": 32, "v_head_dim": 32, "q_lora_rank": 96,
+            "layer_types": ["sliding_attention", "full_attention"] * 2, "sliding_window": 16}
+    cfg = {"architectures": [arch], **base, **fields}
+    plan = mp.plan_memory(cfg, mp.ParallelLayout(tp_size=tp, ep_size=ep),
+                          gpu_memory_bytes=80 * GB, mem_fraction_static=0.85)
+    w = plan.weights.bytes_per_gpu
+    assert w is None or w >= 0
+    assert plan.kv_cache.bytes_per_token is None or plan.kv_cache.bytes_per_token > 0
+    json.dumps(plan.as_dict())

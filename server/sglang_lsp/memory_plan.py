@@ -239,7 +239,7 @@ class ModelShape:
     num_shared_experts: int = 0
     shared_expert_intermediate_size: int = 0
     shared_expert_gate: bool = False
-    dense_layers: tuple = ()  # layer ids that keep a dense MLP in an MoE model
+    dense_layers: frozenset = frozenset()  # layer ids that keep a dense MLP in an MoE model
     router_bias: bool = False  # e_score_correction_bias (float32) or router bias
     router_dtype_bytes: Optional[int] = None
     expert_bias: bool = False  # gpt-oss experts carry biases
@@ -304,19 +304,25 @@ def resolve_model_dtype(cfg: dict, requested: str = "auto") -> tuple[str, int]:
     return name, _DTYPE_BYTES[name]
 
 
+def _number(v: Any) -> Optional[float]:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v) if math.isfinite(v) else None
+
+
 def context_length_of(cfg: dict) -> int:
     """utils/hf_transformers/common.py:get_context_length."""
     rope = cfg.get("rope_scaling") or None
-    factor = 1
+    factor = 1.0
     if isinstance(rope, dict):
-        factor = rope.get("factor", 1) or 1
+        factor = _number(rope.get("factor", 1)) or 1.0
         if "original_max_position_embeddings" in rope or rope.get("rope_type") == "llama3":
-            factor = 1
+            factor = 1.0
     for key in ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
                 "max_position_embeddings"):
-        v = cfg.get(key)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return int(factor * v)
+        v = _number(cfg.get(key))
+        if v is not None:
+            return max(1, int(factor * v))
     return 2048
 
 
@@ -347,19 +353,28 @@ def describe_model(config: dict, dtype: str = "auto") -> ModelShape:
     layers = _int(cfg, "num_hidden_layers")
     vocab = _int(cfg, "vocab_size")
     heads = _int(cfg, "num_attention_heads")
-    if None in (hidden, layers, vocab, heads):
-        raise UnsupportedModel("config.json lacks hidden_size, num_hidden_layers, vocab_size or "
-                               "num_attention_heads")
-    kv_heads = _int(cfg, "num_key_value_heads", default=heads)
+    if any(v is None or v <= 0 for v in (hidden, layers, vocab, heads)):
+        raise UnsupportedModel("config.json lacks a positive hidden_size, num_hidden_layers, "
+                               "vocab_size or num_attention_heads")
+    # plausibility bounds: no checkpoint comes near them, and they keep per-layer work bounded
+    for name, v, cap in (("num_hidden_layers", layers, 10_000), ("hidden_size", hidden, 1 << 20),
+                         ("vocab_size", vocab, 1 << 27), ("num_attention_heads", heads, 1 << 16)):
+        if v > cap:
+            raise UnsupportedModel(f"config.json gives an implausible {name} ({v})")
+    kv_heads = _int(cfg, "num_key_value_heads", default=None) or heads
     head_dim = _int(cfg, "head_dim", default=None) or hidden // heads
+    if kv_heads <= 0 or head_dim <= 0:
+        raise UnsupportedModel("config.json gives no usable head size")
     dtype_name, dtype_bytes = resolve_model_dtype(cfg, dtype)
-    max_pos = _int(cfg, "max_position_embeddings", default=2048)
-    partial = cfg.get("partial_rotary_factor")
+    max_pos = _int(cfg, "max_position_embeddings", default=None)
+    if max_pos is None or max_pos <= 0:
+        max_pos = 2048
+    partial = _number(cfg.get("partial_rotary_factor"))
     if partial is None and arch == "Glm4MoeForCausalLM":
         partial = 0.5  # models/glm4_moe.py: GLM-4.5 rotates half of each head by default
     rotary_dim = _int(cfg, "rotary_dim", default=None) or (
-        int(head_dim * partial) if isinstance(partial, (int, float)) and not isinstance(partial, bool)
-        else head_dim)
+        int(head_dim * partial) if partial is not None and 0 < partial <= 1 else head_dim)
+    rotary_dim = max(1, rotary_dim)
     shape = ModelShape(
         architecture=arch, family=family, dtype=dtype_name, dtype_bytes=dtype_bytes,
         hidden_size=hidden, num_layers=layers, vocab_size=vocab, num_heads=heads,
@@ -394,7 +409,7 @@ def describe_model(config: dict, dtype: str = "auto") -> ModelShape:
     if family in ("qwen2_moe", "qwen3_moe", "mixtral", "glm4_moe", "gpt_oss", "minimax_m2",
                   "deepseek_v2", "deepseek_v3"):
         n_exp = _int(cfg, "num_experts", "n_routed_experts", "num_local_experts")
-        if not n_exp:
+        if not n_exp or n_exp < 0:
             raise UnsupportedModel(f"{arch}: config.json gives no expert count")
         shape.num_experts = n_exp
         if family in ("mixtral", "gpt_oss"):
@@ -408,7 +423,9 @@ def describe_model(config: dict, dtype: str = "auto") -> ModelShape:
         if family in ("qwen2_moe", "qwen3_moe"):
             mlp_only = cfg.get("mlp_only_layers") or []
             step = _int(cfg, "decoder_sparse_step", default=1) or 1
-            shape.dense_layers = tuple(i for i in range(layers)
+            mlp_only = {i for i in mlp_only if isinstance(i, int)} if isinstance(mlp_only, list) \
+                else set()
+            shape.dense_layers = frozenset(i for i in range(layers)
                                        if i in mlp_only or (i + 1) % step != 0)
             shared = _int(cfg, "shared_expert_intermediate_size", default=0) or 0
             if family == "qwen2_moe" and shared:
@@ -418,7 +435,8 @@ def describe_model(config: dict, dtype: str = "auto") -> ModelShape:
         elif family in ("glm4_moe", "deepseek_v2", "deepseek_v3"):
             first_dense = _int(cfg, "first_k_dense_replace", default=0) or 0
             freq = _int(cfg, "moe_layer_freq", default=1) or 1
-            shape.dense_layers = tuple(i for i in range(layers) if i < first_dense or i % freq != 0)
+            shape.dense_layers = frozenset(i for i in range(layers)
+                                           if i < first_dense or i % freq != 0)
             shape.num_shared_experts = _int(cfg, "n_shared_experts", default=0) or 0
             shape.shared_expert_intermediate_size = shape.moe_intermediate_size * shape.num_shared_experts
             shape.router_bias = (cfg.get("topk_method") == "noaux_tc"
@@ -441,6 +459,17 @@ def describe_model(config: dict, dtype: str = "auto") -> ModelShape:
         shape.rotary_dim = shape.qk_rope_head_dim
         if not shape.kv_lora_rank or not shape.qk_rope_head_dim:
             raise UnsupportedModel(f"{arch}: config.json lacks kv_lora_rank / qk_rope_head_dim")
+
+    for name in ("intermediate_size", "moe_intermediate_size", "num_shared_experts",
+                 "shared_expert_intermediate_size", "kv_lora_rank", "qk_nope_head_dim",
+                 "qk_rope_head_dim", "v_head_dim", "q_lora_rank", "num_nextn_layers"):
+        v = getattr(shape, name)
+        if v is not None and v < 0:
+            raise UnsupportedModel(f"config.json gives a negative {name} ({v})")
+    if not shape.is_moe and shape.intermediate_size <= 0:
+        raise UnsupportedModel("config.json gives no intermediate_size")
+    if shape.is_moe and shape.dense_layers and shape.intermediate_size <= 0:
+        raise UnsupportedModel("config.json gives no intermediate_size for the dense layers")
 
     if family == "gpt_oss":
         types = cfg.get("layer_types")
@@ -584,7 +613,6 @@ class Quantization:
     experts: Scheme
     excluded: tuple = ()  # module name patterns kept in the model dtype
     kv_cache_fp8: bool = False  # the checkpoint asks for an FP8 KV cache (kv_cache_quant_algo)
-    attention_dense: bool = False  # attention linears stay in the model dtype (scheme's own rule)
     note: Optional[str] = None
 
 
@@ -737,8 +765,10 @@ def _fused_shared_experts(shape: ModelShape, quant: Quantization, layout: Parall
             and shape.num_shared_experts == 1):
         # deepseek_v2.py: validated only for DeepSeek-V3/R1's 256 routed + 1 shared expert
         return 0
-    if any(_excluded(f"model.layers.{i}.mlp.shared_experts", quant.excluded)
-           for i in range(shape.num_layers) if shape.is_moe_layer(i)):
+    # deepseek_common/utils.py:quant_blocks_shared_experts_fusion - a quantization that keeps the
+    # shared experts apart (ModelOpt exclude_modules naming them) blocks fusion
+    if any("shared_expert" in str(p) and "shared_expert_gate" not in str(p)
+           for p in quant.excluded):
         return 0
     return shape.num_shared_experts
 
@@ -746,8 +776,7 @@ def _fused_shared_experts(shape: ModelShape, quant: Quantization, layout: Parall
 def _attention_bytes(shape: ModelShape, quant: Quantization, layout: ParallelLayout,
                      layer: int) -> int:
     prefix = f"model.layers.{layer}.self_attn"
-    s = Scheme("dense", shape.dtype_bytes) if (quant.attention_dense or _excluded(
-        prefix, quant.excluded)) else quant.linear
+    s = Scheme("dense", shape.dtype_bytes) if _excluded(prefix, quant.excluded) else quant.linear
     b = shape.dtype_bytes
     tp = layout.attn_tp_size
     h = shape.hidden_size
@@ -1036,8 +1065,9 @@ def checkpoint_size(directory: str, num_layers: Optional[int] = None) -> Optiona
     if os.path.isfile(idx):
         try:
             with open(idx) as f:
-                meta = (json.load(f) or {}).get("metadata") or {}
-            total = meta.get("total_size")
+                index = json.load(f)
+            meta = index.get("metadata") if isinstance(index, dict) else None
+            total = meta.get("total_size") if isinstance(meta, dict) else None
             if isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0:
                 return CheckpointSize(int(total), "model.safetensors.index.json metadata.total_size")
         except (OSError, ValueError):
@@ -1279,9 +1309,16 @@ def plan_kv_budget(*, gpu_memory_bytes: Optional[int], weights_bytes_per_gpu: Op
 
 
 def read_model_dir(directory: str) -> tuple[dict, dict]:
-    """config.json and the small quantization side files of a local checkpoint directory."""
-    with open(os.path.join(directory, "config.json")) as f:
-        cfg = json.load(f)
+    """config.json and the small quantization side files of a local checkpoint directory. Raises
+    ``UnsupportedModel`` with the reason when config.json cannot be read."""
+    path = os.path.join(directory, "config.json")
+    try:
+        with open(path) as f:
+            cfg = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UnsupportedModel(f"{path}: cannot read config.json ({e})") from None
+    if not isinstance(cfg, dict):
+        raise UnsupportedModel(f"{path}: config.json is not a JSON object")
     side = {}
     for name in ("hf_quant_config.json",):
         p = os.path.join(directory, name)
