@@ -6,6 +6,7 @@ its results (``tests/data/memory_cases.jsonl``).
     /tmp/sglang-oracle-venv/bin/python tools/oracle/memory_probe.py --cases /tmp/memory_inputs.jsonl \\
         --hardware H200 --out /tmp/memory_results.jsonl          # once per profile named below
     python tools/oracle/memory_cases.py table /tmp/memory_results.jsonl > tests/data/memory_cases.jsonl
+    python tools/oracle/memory_cases.py agreement tests/data/memory_cases.jsonl > tests/data/memory_agreement.md
 
 Standard library only. Paths are relative to the repository root (run from there).
 """
@@ -169,7 +170,58 @@ def table_row(r: dict) -> dict:
     return row
 
 
+def agreement(table_path: str) -> list[str]:
+    """A markdown table: per launch, the estimator's weights per GPU against the meta model's and
+    whether its KV bytes per token equal sglang's (every rank, every KV dtype)."""
+    sys.path.insert(0, os.path.join(ROOT, "server"))
+    from sglang_lsp import memory_plan as mp  # noqa: E402 - the module under test
+
+    lines = ["| launch | GPU | meta-model bytes/GPU | estimate | error | KV bytes/token exact |",
+             "|---|---|---:|---:|---:|---|"]
+    with open(table_path) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    for row in rows:
+        launch = row["id"].split("|")
+        name, args = launch[0], launch[2] or "(tp 1)"
+        if row["outcome"] != "ok":
+            lines.append(f"| {name} {args} | {row['hardware']} | sglang refuses: "
+                         f"{row.get('message', '')[:70]} | | | |")
+            continue
+        cfg, side = mp.read_model_dir(os.path.join(ROOT, row["model"]))
+        shape = mp.describe_model(cfg)
+        quant = mp.read_quantization(cfg, shape, side)
+        layout = mp.ParallelLayout(**row["layout"])
+        argv = row["argv"]
+        draft_layers = shape.num_nextn_layers if "--speculative-algorithm" in argv else None
+        worst = max(row["ranks"], key=lambda r: r["weight_bytes"])
+        est = mp.estimate_weights(shape, quant, layout,
+                                  moe_runner_backend=worst.get("moe_runner_backend"))
+        kv_ok = kv_n = 0
+        for rank in row["ranks"]:
+            for kv in rank["kv"]:
+                if kv.get("kv_bytes_per_token") is None:
+                    continue
+                kv_n += 1
+                e = mp.estimate_kv_cache(shape, quant, layout, kv["requested_kv_cache_dtype"],
+                                         pp_rank=rank["pp_rank"],
+                                         speculative_draft_layers=draft_layers)
+                kv_ok += e.bytes_per_token is not None and int(e.bytes_per_token) == \
+                    kv["kv_bytes_per_token"]
+        meta = worst["weight_bytes"]
+        if est.bytes_per_gpu is None:
+            lines.append(f"| {name} {args} | {row['hardware']} | {meta:,} | unknown | - | "
+                         f"{kv_ok}/{kv_n} (unknown: {'; '.join(est.notes)[:50]}) |")
+            continue
+        err = (est.bytes_per_gpu - meta) / meta * 100
+        lines.append(f"| {name} {args} | {row['hardware']} | {meta:,} | {est.bytes_per_gpu:,} | "
+                     f"{err:+.2f}% | {kv_ok}/{kv_n} |")
+    return lines
+
+
 def main() -> int:
+    if len(sys.argv) >= 3 and sys.argv[1] == "agreement":
+        print("\n".join(agreement(sys.argv[2])))
+        return 0
     if len(sys.argv) < 2 or sys.argv[1] not in ("inputs", "table"):
         print(__doc__, file=sys.stderr)
         return 2
