@@ -15,7 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp import memory_plan as mp
+from sglang_lsp.context.memory import kv as mem_kv
+from sglang_lsp.context.memory import model as mem_model
+from sglang_lsp.context.memory import plan as mem_plan
+from sglang_lsp.context.memory import quantization as mem_quantization
+from sglang_lsp.context.memory import weights as mem_weights
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "tests" / "data" / "memory_cases.jsonl"
@@ -35,8 +39,8 @@ OK_ROWS = [r for r in ROWS if r["outcome"] == "ok"]
 
 
 def _model(row: dict):
-    cfg, side = mp.read_model_dir(str(ROOT / row["model"]))
-    shape = mp.describe_model(cfg)
+    cfg, side = mem_plan.read_model_dir(str(ROOT / row["model"]))
+    shape = mem_model.describe_model(cfg)
     return cfg, side, shape
 
 
@@ -55,11 +59,11 @@ def _kv_cases():
                                                          f"{kv['requested_kv_cache_dtype']}")
 
 
-def _modelled(shape: mp.ModelShape) -> bool:
+def _modelled(shape: mem_model.ModelShape) -> bool:
     return shape.family != "unmodelled"
 
 
-def _draft_layers(row: dict, shape: mp.ModelShape):
+def _draft_layers(row: dict, shape: mem_model.ModelShape):
     """A NextN/MTP speculative launch drafts with the checkpoint's own MTP layers."""
     argv = row["argv"]
     if "--speculative-algorithm" in argv:
@@ -70,9 +74,9 @@ def _draft_layers(row: dict, shape: mp.ModelShape):
 
 def _kv_estimate(row: dict, rank: dict, kv: dict):
     cfg, side, shape = _model(row)
-    quant = mp.read_quantization(cfg, shape, side)
-    layout = mp.ParallelLayout(**row["layout"])
-    est = mp.estimate_kv_cache(shape, quant, layout, kv["requested_kv_cache_dtype"],
+    quant = mem_quantization.read_quantization(cfg, shape, side)
+    layout = mem_model.ParallelLayout(**row["layout"])
+    est = mem_kv.estimate_kv_cache(shape, quant, layout, kv["requested_kv_cache_dtype"],
                                pp_rank=rank["pp_rank"],
                                speculative_draft_layers=_draft_layers(row, shape))
     return shape, layout, est
@@ -82,7 +86,7 @@ def test_table_covers_the_promised_grid():
     models = {r["model"] for r in ROWS}
     real = {m for m in models if m.startswith("tests/data/model_configs/")}
     assert len(real) >= 10
-    kinds = {(mp.describe_model(mp.read_model_dir(str(ROOT / m))[0]).family) for m in models}
+    kinds = {(mem_model.describe_model(mem_plan.read_model_dir(str(ROOT / m))[0]).family) for m in models}
     assert {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "deepseek_v3", "glm4_moe",
             "gpt_oss", "minimax_m2"} <= kinds
     tps = {r["layout"]["tp_size"] for r in ROWS}
@@ -95,19 +99,19 @@ def test_table_covers_the_promised_grid():
 @pytest.mark.parametrize("row, rank", list(_rank_cases()))
 def test_weights_per_gpu_within_2_percent_of_the_meta_model(row, rank):
     cfg, side, shape = _model(row)
-    quant = mp.read_quantization(cfg, shape, side)
-    layout = mp.ParallelLayout(**row["layout"])
+    quant = mem_quantization.read_quantization(cfg, shape, side)
+    layout = mem_model.ParallelLayout(**row["layout"])
     if not _modelled(shape):
-        est = mp.estimate_weights(shape, quant, layout)
+        est = mem_weights.estimate_weights(shape, quant, layout)
         assert est.bytes_per_gpu is None and est.how is None and est.notes
         return
     # the stage this rank belongs to (ranks of one stage hold the same bytes)
-    stage = mp._stage_bytes(shape, quant, layout, rank["pp_rank"], rank.get("moe_runner_backend"))
+    stage = mem_weights._stage_bytes(shape, quant, layout, rank["pp_rank"], rank.get("moe_runner_backend"))
     got = sum(stage.values())
     want = rank["weight_bytes"]
     assert abs(got - want) <= 0.02 * want, (got, want, stage, rank["by_part"])
-    est = mp.estimate_weights(shape, quant, layout, moe_runner_backend=rank.get("moe_runner_backend"))
-    assert est.how == mp.ESTIMATED
+    est = mem_weights.estimate_weights(shape, quant, layout, moe_runner_backend=rank.get("moe_runner_backend"))
+    assert est.how == mem_model.ESTIMATED
     worst = max(r["weight_bytes"] for r in row["ranks"])
     assert abs(est.bytes_per_gpu - worst) <= 0.02 * worst
 
@@ -118,7 +122,7 @@ def test_kv_bytes_per_token_exactly_as_sglang_sizes_them(row, rank, kv):
     if not _modelled(shape):
         assert est.bytes_per_token is None and est.how is None and est.notes
         return
-    assert est.how == mp.EXACT
+    assert est.how == mem_model.EXACT
     # sglang keeps a fractional cell for hybrid SWA pools and logs its int
     assert int(est.bytes_per_token) == kv["kv_bytes_per_token"]
     assert est.layers == kv["num_kv_layers"]
@@ -131,7 +135,7 @@ def test_kv_token_budget_matches_sglang_given_the_weights(row, rank, kv):
     shape, layout, est = _kv_estimate(row, rank, kv)
     if not _modelled(shape):
         return
-    budget = mp.plan_kv_budget(
+    budget = mem_kv.plan_kv_budget(
         gpu_memory_bytes=row["gpu_memory_bytes"], weights_bytes_per_gpu=rank["weight_bytes"],
         draft_weights_bytes=rank.get("draft", {}).get("resident_bytes", 0),
         kv=est, mem_fraction_static=row["resolved"]["mem_fraction_static"],
@@ -148,7 +152,7 @@ def test_kv_token_budget_matches_sglang_given_the_weights(row, rank, kv):
         assert budget.max_running_requests == kv["max_running_requests"]
         if "swa_max_total_num_tokens" in kv:
             assert budget.swa_kv_cache_tokens == kv["swa_max_total_num_tokens"]
-        assert budget.how["kv_cache_tokens"] == mp.EXACT
+        assert budget.how["kv_cache_tokens"] == mem_model.EXACT
     else:
         assert "Loaded weights leave no GPU memory" in kv["message"]
         assert budget.error in ("weights_exceed_static_budget", "weights_exceed_gpu_memory")
@@ -162,12 +166,12 @@ def _row(row_id: str) -> dict:
     raise KeyError(row_id)
 
 
-def _plan(model_dir: Path, gpu: str, **kw) -> mp.MemoryPlan:
-    cfg, side = mp.read_model_dir(str(model_dir))
+def _plan(model_dir: Path, gpu: str, **kw) -> mem_model.MemoryPlan:
+    cfg, side = mem_plan.read_model_dir(str(model_dir))
     row_gpu = {r["hardware"]: r["gpu_memory_bytes"] for r in ROWS}
-    layout = mp.ParallelLayout(**{k: kw.pop(k) for k in list(kw) if k in (
+    layout = mem_model.ParallelLayout(**{k: kw.pop(k) for k in list(kw) if k in (
         "tp_size", "ep_size", "pp_size", "dp_size", "enable_dp_attention")})
-    return mp.plan_memory(cfg, layout, side_files=side, gpu_memory_bytes=row_gpu[gpu], **kw)
+    return mem_plan.plan_memory(cfg, layout, side_files=side, gpu_memory_bytes=row_gpu[gpu], **kw)
 
 
 # -- the issue's clear-cut cases ---------------------------------------------------------------
@@ -193,7 +197,7 @@ def test_deepseek_v3_fp8_fits_on_8_h200():
     assert plan.kv_cache.bytes_per_token == 61 * (512 + 64) * 2
     sglang_tokens = row["ranks"][0]["kv"][0]["max_total_num_tokens"]
     assert abs(plan.budget.kv_cache_tokens - sglang_tokens) <= 0.01 * sglang_tokens
-    assert plan.budget.how["kv_cache_tokens"] == mp.ESTIMATED  # the weights are an estimate
+    assert plan.budget.how["kv_cache_tokens"] == mem_model.ESTIMATED  # the weights are an estimate
 
 
 def test_llama3_8b_bf16_weights_and_kv_bytes():
@@ -201,7 +205,7 @@ def test_llama3_8b_bf16_weights_and_kv_bytes():
     assert plan.weights.bytes_per_gpu == pytest.approx(16.06 * GB, abs=0.01 * GB)
     assert plan.weights.by_part["buffers"] == 8192 * 128 * 4  # the RoPE cos/sin cache
     assert plan.kv_cache.bytes_per_token == 131_072
-    assert plan.kv_cache.how == mp.EXACT
+    assert plan.kv_cache.how == mem_model.EXACT
 
 
 def test_llama3_8b_weights_exceed_the_static_budget_on_l40s_at_0_3():
@@ -214,12 +218,12 @@ def test_llama3_8b_weights_exceed_the_static_budget_on_l40s_at_0_3():
     assert kv["outcome"] == "error" and "Loaded weights leave no GPU memory" in kv["message"]
     # sglang's own suggestion, from its own numbers
     suggested = float(kv["message"].split("above ")[1].split(" ")[0])
-    exact = mp.plan_kv_budget(
+    exact = mem_kv.plan_kv_budget(
         gpu_memory_bytes=b.gpu_memory_bytes,
         weights_bytes_per_gpu=_row("fixture:llama3-8b|L40S|--mem-fraction-static 0.3")
         ["ranks"][0]["weight_bytes"],
         kv=plan.kv_cache, mem_fraction_static=0.3, context_length=8192,
-        pre_model_load_free_bytes=b.gpu_memory_bytes - mp.GIB)
+        pre_model_load_free_bytes=b.gpu_memory_bytes - mem_model.GIB)
     assert exact.suggested_mem_fraction_static == suggested
 
 
@@ -250,7 +254,7 @@ def test_hybrid_linear_attention_is_unknown_not_guessed():
       "vocab_size": 100, "num_attention_heads": 4}, "no expert count"),
 ])
 def test_partial_or_unknown_configs_give_none(config, why):
-    plan = mp.plan_memory(config, mp.ParallelLayout(), gpu_memory_bytes=80 * GB,
+    plan = mem_plan.plan_memory(config, mem_model.ParallelLayout(), gpu_memory_bytes=80 * GB,
                           mem_fraction_static=0.9)
     assert plan.weights.bytes_per_gpu is None
     assert plan.kv_cache.bytes_per_token is None
@@ -261,14 +265,14 @@ def test_partial_or_unknown_configs_give_none(config, why):
 
 
 def test_unmodelled_kv_dtype_and_bad_layout_give_none():
-    cfg, side = mp.read_model_dir(str(FIXTURES / "llama3-8b"))
-    shape = mp.describe_model(cfg)
-    quant = mp.read_quantization(cfg, shape, side)
-    kv = mp.estimate_kv_cache(shape, quant, mp.ParallelLayout(), "fp4_e2m1")
+    cfg, side = mem_plan.read_model_dir(str(FIXTURES / "llama3-8b"))
+    shape = mem_model.describe_model(cfg)
+    quant = mem_quantization.read_quantization(cfg, shape, side)
+    kv = mem_kv.estimate_kv_cache(shape, quant, mem_model.ParallelLayout(), "fp4_e2m1")
     assert kv.bytes_per_token is None and kv.notes
-    bad = mp.ParallelLayout(tp_size=4, ep_size=3)
-    assert mp.estimate_weights(shape, quant, bad).bytes_per_gpu is None
-    assert mp.estimate_kv_cache(shape, quant, bad).bytes_per_token is None
+    bad = mem_model.ParallelLayout(tp_size=4, ep_size=3)
+    assert mem_weights.estimate_weights(shape, quant, bad).bytes_per_gpu is None
+    assert mem_kv.estimate_kv_cache(shape, quant, bad).bytes_per_token is None
 
 
 def test_unknown_mem_fraction_gives_no_token_count():
@@ -281,20 +285,20 @@ def test_unknown_mem_fraction_gives_no_token_count():
 
 
 def test_kv_heads_are_replicated_when_fewer_than_tp():
-    cfg, side = mp.read_model_dir(str(REAL / "qwen2.5-7b"))  # 4 KV heads
-    shape = mp.describe_model(cfg)
-    quant = mp.read_quantization(cfg, shape, side)
-    per_gpu = {tp: mp.estimate_kv_cache(shape, quant, mp.ParallelLayout(tp_size=tp)).bytes_per_token
+    cfg, side = mem_plan.read_model_dir(str(REAL / "qwen2.5-7b"))  # 4 KV heads
+    shape = mem_model.describe_model(cfg)
+    quant = mem_quantization.read_quantization(cfg, shape, side)
+    per_gpu = {tp: mem_kv.estimate_kv_cache(shape, quant, mem_model.ParallelLayout(tp_size=tp)).bytes_per_token
                for tp in (1, 2, 4, 8)}
     assert per_gpu[4] == per_gpu[8] == 28 * 1 * 256 * 2  # one head per GPU from TP 4 on
     assert per_gpu[1] == 4 * per_gpu[4]
 
 
 def test_pipeline_parallel_reports_the_heaviest_stage():
-    cfg, side = mp.read_model_dir(str(REAL / "llama-3.3-70b-instruct"))
-    shape = mp.describe_model(cfg)
-    quant = mp.read_quantization(cfg, shape, side)
-    est = mp.estimate_weights(shape, quant, mp.ParallelLayout(tp_size=4, pp_size=2))
+    cfg, side = mem_plan.read_model_dir(str(REAL / "llama-3.3-70b-instruct"))
+    shape = mem_model.describe_model(cfg)
+    quant = mem_quantization.read_quantization(cfg, shape, side)
+    est = mem_weights.estimate_weights(shape, quant, mem_model.ParallelLayout(tp_size=4, pp_size=2))
     assert len(est.per_pp_stage) == 2
     assert est.bytes_per_gpu == max(est.per_pp_stage)
     assert "pp stage" in est.rank
@@ -306,17 +310,17 @@ def test_kv_fp8_from_a_modelopt_checkpoint():
            "intermediate_size": 14336, "torch_dtype": "bfloat16"}
     side = {"hf_quant_config.json": {"quantization": {"quant_algo": "FP8",
                                                       "kv_cache_quant_algo": "FP8"}}}
-    plan = mp.plan_memory(cfg, mp.ParallelLayout(), side_files=side)
+    plan = mem_plan.plan_memory(cfg, mem_model.ParallelLayout(), side_files=side)
     assert plan.kv_cache.element_bytes == 1
     assert plan.kv_cache.bytes_per_token == 65_536
 
 
 def test_speculative_draft_layers_add_their_share_of_the_cache():
-    cfg, side = mp.read_model_dir(str(REAL / "deepseek-v3"))
-    shape = mp.describe_model(cfg)
-    quant = mp.read_quantization(cfg, shape, side)
-    base = mp.estimate_kv_cache(shape, quant, mp.ParallelLayout(tp_size=8))
-    mtp = mp.estimate_kv_cache(shape, quant, mp.ParallelLayout(tp_size=8),
+    cfg, side = mem_plan.read_model_dir(str(REAL / "deepseek-v3"))
+    shape = mem_model.describe_model(cfg)
+    quant = mem_quantization.read_quantization(cfg, shape, side)
+    base = mem_kv.estimate_kv_cache(shape, quant, mem_model.ParallelLayout(tp_size=8))
+    mtp = mem_kv.estimate_kv_cache(shape, quant, mem_model.ParallelLayout(tp_size=8),
                                speculative_draft_layers=1)
     assert mtp.bytes_per_token == base.bytes_per_token + base.bytes_per_token // 61
 
@@ -337,46 +341,46 @@ def _write_safetensors(path: Path, tensors: dict[str, int]) -> None:
 def test_checkpoint_size_from_index_and_from_headers(tmp_path):
     (tmp_path / "model.safetensors.index.json").write_text(
         json.dumps({"metadata": {"total_size": 1234}, "weight_map": {}}))
-    size = mp.checkpoint_size(str(tmp_path))
+    size = mem_weights.checkpoint_size(str(tmp_path))
     assert size.total_bytes == 1234 and "total_size" in size.source
     other = tmp_path / "h"
     other.mkdir()
     _write_safetensors(other / "model-00001.safetensors",
                        {"model.layers.0.mlp.weight": 100, "model.layers.2.mlp.weight": 7})
     _write_safetensors(other / "model-00002.safetensors", {"lm_head.weight": 50})
-    size = mp.checkpoint_size(str(other), num_layers=2)
+    size = mem_weights.checkpoint_size(str(other), num_layers=2)
     assert (size.total_bytes, size.tensors, size.mtp_bytes) == (157, 3, 7)
     (other / "model-00003.safetensors").write_bytes(b"\x01")
-    assert mp.checkpoint_size(str(other)) is None  # a truncated file: no size, no guess
+    assert mem_weights.checkpoint_size(str(other)) is None  # a truncated file: no size, no guess
 
 
 def test_an_exact_checkpoint_size_is_split_like_the_estimate(tmp_path):
-    cfg, side = mp.read_model_dir(str(REAL / "llama-3.1-8b"))
-    shape = mp.describe_model(cfg)
-    quant = mp.read_quantization(cfg, shape, side)
-    disk = mp.checkpoint_bytes_estimate(shape, quant)
-    layout = mp.ParallelLayout(tp_size=2)
-    plain = mp.estimate_weights(shape, quant, layout)
+    cfg, side = mem_plan.read_model_dir(str(REAL / "llama-3.1-8b"))
+    shape = mem_model.describe_model(cfg)
+    quant = mem_quantization.read_quantization(cfg, shape, side)
+    disk = mem_weights.checkpoint_bytes_estimate(shape, quant)
+    layout = mem_model.ParallelLayout(tp_size=2)
+    plain = mem_weights.estimate_weights(shape, quant, layout)
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     (tmp_path / "model.safetensors.index.json").write_text(
         json.dumps({"metadata": {"total_size": int(disk * 1.05)}}))
-    plan = mp.plan_memory(cfg, layout, checkpoint_dir=str(tmp_path))
+    plan = mem_plan.plan_memory(cfg, layout, checkpoint_dir=str(tmp_path))
     w = plan.weights
-    assert w.checkpoint_bytes == int(disk * 1.05) and w.checkpoint_how == mp.EXACT
+    assert w.checkpoint_bytes == int(disk * 1.05) and w.checkpoint_how == mem_model.EXACT
     rope = plain.by_part["buffers"]
     assert w.bytes_per_gpu - rope == pytest.approx((plain.bytes_per_gpu - rope) * 1.05, rel=1e-6)
-    assert w.how == mp.ESTIMATED and w.basis.startswith("model.safetensors.index.json")
+    assert w.how == mem_model.ESTIMATED and w.basis.startswith("model.safetensors.index.json")
 
 
 def test_block_fp8_layout_sglang_refuses_is_flagged():
-    cfg, side = mp.read_model_dir(str(FIXTURES / "qwen3-30b-a3b-fp8"))
-    shape = mp.describe_model(cfg)
-    quant = mp.read_quantization(cfg, shape, side)
-    est = mp.estimate_weights(shape, quant, mp.ParallelLayout(tp_size=4))
+    cfg, side = mem_plan.read_model_dir(str(FIXTURES / "qwen3-30b-a3b-fp8"))
+    shape = mem_model.describe_model(cfg)
+    quant = mem_quantization.read_quantization(cfg, shape, side)
+    est = mem_weights.estimate_weights(shape, quant, mem_model.ParallelLayout(tp_size=4))
     assert any("refuses" in n for n in est.notes)
     row = _row("fixture:qwen3-30b-a3b-fp8|H200|--tp 4")
     assert row["outcome"] == "error" and "block_n" in row["message"]
-    ep = mp.estimate_weights(shape, quant, mp.ParallelLayout(tp_size=4, ep_size=4))
+    ep = mem_weights.estimate_weights(shape, quant, mem_model.ParallelLayout(tp_size=4, ep_size=4))
     assert not any("refuses" in n for n in ep.notes)
 
 
@@ -386,12 +390,12 @@ def test_nextn_draft_weights_match_sglangs_draft_model():
     rank = row["ranks"][0]
     assert rank["draft"]["model_class"] == "DeepseekV3ForCausalLMNextN"
     cfg, side, shape = _model(row)
-    quant = mp.read_quantization(cfg, shape, side)
-    draft = mp.estimate_nextn_draft_weights(shape, quant, mp.ParallelLayout(**row["layout"]))
+    quant = mem_quantization.read_quantization(cfg, shape, side)
+    draft = mem_weights.estimate_nextn_draft_weights(shape, quant, mem_model.ParallelLayout(**row["layout"]))
     want = rank["draft"]["resident_bytes"]
     assert abs(draft.bytes_per_gpu - want) <= 0.02 * want
     mfs = row["resolved"]["mem_fraction_static"]
-    plan = mp.plan_memory(cfg, mp.ParallelLayout(**row["layout"]), side_files=side,
+    plan = mem_plan.plan_memory(cfg, mem_model.ParallelLayout(**row["layout"]), side_files=side,
                           gpu_memory_bytes=row["gpu_memory_bytes"], mem_fraction_static=mfs,
                           pre_model_load_free_bytes=row["pre_model_load_free_bytes"],
                           speculative_algorithm="EAGLE")
@@ -428,7 +432,7 @@ def test_any_config_gives_a_plan_or_none_never_a_traceback(arch, fields, tp, ep)
             "qk_nope_head_dim": 32, "v_head_dim": 32, "q_lora_rank": 96,
             "layer_types": ["sliding_attention", "full_attention"] * 2, "sliding_window": 16}
     cfg = {"architectures": [arch], **base, **fields}
-    plan = mp.plan_memory(cfg, mp.ParallelLayout(tp_size=tp, ep_size=ep),
+    plan = mem_plan.plan_memory(cfg, mem_model.ParallelLayout(tp_size=tp, ep_size=ep),
                           gpu_memory_bytes=80 * GB, mem_fraction_static=0.85)
     w = plan.weights.bytes_per_gpu
     assert w is None or w >= 0

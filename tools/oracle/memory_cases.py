@@ -174,7 +174,11 @@ def agreement(table_path: str) -> list[str]:
     """A markdown table: per launch, the estimator's weights per GPU against the meta model's and
     whether its KV bytes per token equal sglang's (every rank, every KV dtype)."""
     sys.path.insert(0, os.path.join(ROOT, "server"))
-    from sglang_lsp import memory_plan as mp  # noqa: E402 - the module under test
+    from sglang_lsp.context.memory import kv as mem_kv
+    from sglang_lsp.context.memory import model as mem_model
+    from sglang_lsp.context.memory import plan as mem_plan
+    from sglang_lsp.context.memory import quantization as mem_quantization
+    from sglang_lsp.context.memory import weights as mem_weights
 
     lines = ["| launch | GPU | meta-model bytes/GPU | estimate | error | KV bytes/token exact |",
              "|---|---|---:|---:|---:|---|"]
@@ -187,14 +191,14 @@ def agreement(table_path: str) -> list[str]:
             lines.append(f"| {name} {args} | {row['hardware']} | sglang refuses: "
                          f"{row.get('message', '')[:70]} | | | |")
             continue
-        cfg, side = mp.read_model_dir(os.path.join(ROOT, row["model"]))
-        shape = mp.describe_model(cfg)
-        quant = mp.read_quantization(cfg, shape, side)
-        layout = mp.ParallelLayout(**row["layout"])
+        cfg, side = mem_plan.read_model_dir(os.path.join(ROOT, row["model"]))
+        shape = mem_model.describe_model(cfg)
+        quant = mem_quantization.read_quantization(cfg, shape, side)
+        layout = mem_model.ParallelLayout(**row["layout"])
         argv = row["argv"]
         draft_layers = shape.num_nextn_layers if "--speculative-algorithm" in argv else None
         worst = max(row["ranks"], key=lambda r: r["weight_bytes"])
-        est = mp.estimate_weights(shape, quant, layout,
+        est = mem_weights.estimate_weights(shape, quant, layout,
                                   moe_runner_backend=worst.get("moe_runner_backend"))
         kv_ok = kv_n = 0
         for rank in row["ranks"]:
@@ -202,7 +206,7 @@ def agreement(table_path: str) -> list[str]:
                 if kv.get("kv_bytes_per_token") is None:
                     continue
                 kv_n += 1
-                e = mp.estimate_kv_cache(shape, quant, layout, kv["requested_kv_cache_dtype"],
+                e = mem_kv.estimate_kv_cache(shape, quant, layout, kv["requested_kv_cache_dtype"],
                                          pp_rank=rank["pp_rank"],
                                          speculative_draft_layers=draft_layers)
                 kv_ok += e.bytes_per_token is not None and int(e.bytes_per_token) == \
