@@ -246,6 +246,16 @@ def test_dockerfile_from_tag_is_the_release():
     assert [c for c, _ in codes(text, "Dockerfile")] == ["SGL032"]
 
 
+def test_dockerfile_fragment_without_from_is_read():
+    """A doc's ``dockerfile`` block often shows a CMD alone: its commands are read (the image is unknown)."""
+    data = b'ARG M=/m\nRUN python3 -m sglang.launch_server --model-path $M\nCMD ["python3", "-m", "sglang.launch_server", "--tp-size", "2"]\n'
+    run, cmd = extract_dockerfile(data)
+    assert args_of(run) == ["--model-path", "/m"] and args_of(cmd) == ["--tp-size", "2"]
+    assert stage_image(data, data.index(b"CMD")) is None
+    doc = "```dockerfile\nCMD [\"python3\", \"-m\", \"sglang.launch_server\", \"--model-path\", \"/m\", \"%s\"]\n```\n" % CANARY
+    assert codes(doc, "README.md") == [("SGL001", CANARY)]
+
+
 # --- notebooks --------------------------------------------------------------------------------------------
 
 

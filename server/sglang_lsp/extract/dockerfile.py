@@ -16,6 +16,8 @@
   default, or a value Docker would take from elsewhere, is unknown.
 * The base image of each stage (``FROM``, with global ``ARG`` defaults substituted) is what the
   placement reads for the sglang release and the GPU vendor (see :func:`stage_image`).
+* Instructions before any ``FROM`` (a fragment: a doc's ``dockerfile`` block showing a ``CMD``)
+  make a stage of an unknown image; the ``ARG`` defaults above them hold for its ``RUN`` lines.
 """
 
 from __future__ import annotations
@@ -114,13 +116,25 @@ class _Reader:
                 image = parent.image if parent is not None else (ref[0], ref[1]) if ref else None
                 stage = _Stage(node.start_byte, image, alias, parent)
                 stages.append(stage)
-            elif kind == "variables":
-                self.variables(node, stage)
-            elif kind == "command" and stage is not None and read_commands:
-                self.command(node, caps, stage)
+            else:
+                if stage is None and (kind == "command" or node.type == "env_instruction"):
+                    stage = self._fragment_stage(node.start_byte)  # no FROM before it
+                    stages.append(stage)
+                if kind == "variables":
+                    self.variables(node, stage)
+                elif read_commands:
+                    self.command(node, caps, stage)
         if stage is not None and read_commands:
             self._finish(stage)
         return stages
+
+    def _fragment_stage(self, start: int) -> _Stage:
+        """The stage of instructions written before any ``FROM``: a fragment (a doc's code block,
+        a Dockerfile part that is concatenated to a base one) whose image is unknown; the
+        ``ARG`` defaults above hold for its ``RUN`` lines."""
+        stage = _Stage(start, None, None, None)
+        stage.build_env.update(self.global_args)
+        return stage
 
     # --- variables -----------------------------------------------------------------------------
 
