@@ -22,13 +22,14 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import tree_sitter as ts
 
 from ..base import queries
 from ..base.findings import Span
-from ..base.invocation import Invocation, Word, match_launch
+from ..base.invocation import CharRun, Invocation, Word, match_launch
 from .notebook import json_chars
 from .shell.script import extract as extract_shell
 from .shell.source import Source
@@ -56,10 +57,36 @@ def stage_image(data: bytes, offset: int) -> tuple[str, Span] | None:
     """The base image of the stage whose instructions hold ``offset`` (ARGs substituted), with the
     range of its reference; ``None`` when unknown."""
     found = None
-    for stage in _Reader(data, None).stages():
-        if stage.start <= offset:
-            found = stage
-    return found.image if found is not None else None
+    for start, image in _stage_images(data):
+        if start <= offset:
+            found = image
+    return found
+
+
+# the stage images of the last texts whose launches were read (the placement asks for them once per
+# launch, right after): text → ((stage start, image), …)
+_STAGE_IMAGES: dict[bytes, tuple[tuple[int, tuple[str, Span] | None], ...]] = {}
+
+
+def _stage_images(data: bytes) -> tuple[tuple[int, tuple[str, Span] | None], ...]:
+    images = _STAGE_IMAGES.get(data)
+    if images is None:
+        images = _remember_stages(data, _Reader(data, None).stages())
+    return images
+
+
+def _remember_stages(data: bytes, stages: list[_Stage]) -> tuple[tuple[int, tuple[str, Span] | None], ...]:
+    images = tuple((stage.start, stage.image) for stage in stages)
+    while len(_STAGE_IMAGES) >= 2:
+        _STAGE_IMAGES.pop(next(iter(_STAGE_IMAGES)), None)
+    _STAGE_IMAGES[data] = images
+    return images
+
+
+@functools.lru_cache(maxsize=2)
+def _parse(data: bytes) -> ts.Tree:
+    # the launches and the stages of one text are read from one parse (trees are not changed)
+    return queries.parser("dockerfile").parse(data)
 
 
 def extract_dockerfile(data: bytes, base_dir: str | None = None) -> list[Invocation]:
@@ -73,7 +100,7 @@ class _Reader:
     def __init__(self, data: bytes, base_dir: str | None):
         self.data = data
         self.base_dir = base_dir
-        self.tree = queries.parser("dockerfile").parse(data)
+        self.tree = _parse(data)
         self.global_args: dict[str, Word | None] = {}
         self.found: list[Invocation] = []
 
@@ -98,7 +125,7 @@ class _Reader:
         return self._walk(read_commands=False)
 
     def launches(self) -> list[Invocation]:
-        self._walk(read_commands=True)
+        _remember_stages(self.data, self._walk(read_commands=True))
         return sorted(self.found, key=lambda inv: inv.span.start)
 
     def _walk(self, read_commands: bool) -> list[_Stage]:
@@ -179,6 +206,8 @@ class _Reader:
         if inner:
             a, b = a + 1, b - 1
         raw = self.data[a:b].decode("utf-8", "surrogateescape")
+        if len(raw) == b - a and (not substitute or "$" not in raw):  # one byte a character, as written
+            return raw, Span(a, b), CharRun(a, b - a)
         spans: list[tuple[int, int]] = []
         out = []
         pos = a
@@ -274,7 +303,11 @@ class _Reader:
         for item in array.named_children:
             if item.type != "json_string":
                 continue
-            text, spans = json_chars(self.data[item.start_byte + 1:item.end_byte - 1], item.start_byte + 1)
+            raw = self.data[item.start_byte + 1:item.end_byte - 1]
+            if raw.isascii() and b"\\" not in raw:  # each character its own byte
+                text, spans = raw.decode("ascii"), CharRun(item.start_byte + 1, len(raw))
+            else:
+                text, spans = json_chars(raw, item.start_byte + 1)
             span = Span(item.start_byte + 1, item.end_byte - 1)
             words.append(Word(text, span, spans, '"', "", "list", whole=True))
         return words
