@@ -77,13 +77,17 @@ def _content(data: bytes, node: ts.Node, raw: bool, fstring: bool, chars: list[s
     escapes = [c for c in node.children if c.type in ("escape_sequence", "escape_interpolation")]
     for esc in escapes + [None]:
         stop = esc.start_byte if esc is not None else node.end_byte
-        text = data[pos:stop].decode("utf-8", "surrogateescape")
-        p = pos
-        for ch in text:
-            n = len(ch.encode("utf-8", "surrogateescape"))
-            chars.append(ch)
-            spans.append((p, p + n))
-            p += n
+        piece = data[pos:stop]
+        if piece.isascii():  # one byte a character: no per-character loop in Python
+            chars.extend(piece.decode("ascii"))
+            spans.extend(zip(range(pos, stop), range(pos + 1, stop + 1)))
+        else:
+            p = pos
+            for ch in piece.decode("utf-8", "surrogateescape"):
+                n = len(ch.encode("utf-8", "surrogateescape"))
+                chars.append(ch)
+                spans.append((p, p + n))
+                p += n
         if esc is None:
             break
         seq = data[esc.start_byte:esc.end_byte].decode("utf-8", "surrogateescape")
