@@ -31,9 +31,16 @@ class JsonString(str):
     end: int
 
 
+# keys whose values no reader looks at (a cell's outputs: often most of a notebook's text); the
+# position-keeping parse steps over them (the text was validated as JSON first)
+_SKIPPED_KEYS = frozenset({"outputs", "attachments"})
+_STRUCTURE = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+
+
 def _parse(data: bytes) -> object:
-    """The JSON value of ``data``, strings as :class:`JsonString` (positions kept). Raises
-    ValueError on anything that is not JSON."""
+    """The JSON value of ``data``, strings as :class:`JsonString` (positions kept); the values of
+    :data:`_SKIPPED_KEYS` are ``None``. Raises ValueError on anything that is not JSON."""
+    json.loads(data)  # validation at C speed (JSONDecodeError is a ValueError)
     tokens = _TOKEN.finditer(data)
     pos = [0]
 
@@ -43,6 +50,22 @@ def _parse(data: bytes) -> object:
             raise ValueError(f"unexpected text at byte {pos[0]}")
         pos[0] = m.end()
         return m
+
+    def skip(m) -> None:
+        """Step over the array or object that starts with the token ``m``."""
+        nonlocal tokens
+        depth = 0
+        for t in _STRUCTURE.finditer(data, m.start(2)):
+            c = data[t.start()]
+            if c in b"[{":
+                depth += 1
+            elif c in b"]}":
+                depth -= 1
+                if depth == 0:
+                    pos[0] = t.end()
+                    tokens = _TOKEN.finditer(data, pos[0])
+                    return
+        raise ValueError(f"unclosed {m.group(2).decode()!r} at byte {m.start(2)}")
 
     def value(m):
         if m.group(1) is not None:
@@ -59,7 +82,12 @@ def _parse(data: bytes) -> object:
                 key = _string(data, m.start(1), m.end(1))
                 if next_token().group(2) != b":":
                     raise ValueError(f"expected ':' at byte {pos[0]}")
-                out[str(key)] = value(next_token())
+                m = next_token()
+                if key in _SKIPPED_KEYS and m.group(2) in (b"[", b"{"):
+                    skip(m)
+                    out[str(key)] = None
+                else:
+                    out[str(key)] = value(m)
                 m = next_token()
                 if m.group(2) == b"}":
                     return out
@@ -235,6 +263,10 @@ def read_notebook(data: bytes) -> Notebook:
         for piece in pieces:
             text, spans = json_chars(data[piece.start + 1:piece.end - 1], piece.start + 1)
             text_parts.append(text)
+            if text.isascii():  # one byte a character in the cell's text
+                starts.extend(s for s, _ in spans)
+                ends.extend(e for _, e in spans)
+                continue
             for ch, (s, e) in zip(text, spans):
                 n = len(ch.encode("utf-8", "surrogateescape"))
                 if n == 1:
