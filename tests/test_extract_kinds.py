@@ -289,6 +289,22 @@ def test_notebook_source_as_one_string_and_escapes():
     assert cell.file_span(Span(5, 7)) == Span(quote + 2, quote + 8)  # é: two bytes of text, one `\\u` escape
 
 
+def test_notebook_outputs_are_stepped_over_and_the_next_cells_keep_their_positions():
+    outputs = [{"output_type": "stream", "name": "stdout", "text": ['{"a": [1, "]}", "\\"{"]}\n', "x]]}}\n"]},
+               {"output_type": "display_data", "data": {"text/plain": ["[{"]}, "metadata": {}}]
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": outputs, "source": ["print(1)\n"]},
+             {"cell_type": "code", "metadata": {}, "outputs": [],
+              "source": ["!python -m sglang.launch_server --model-path /m --quantization FP8\n"]}]
+    text = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    first, second = read_notebook(text.encode()).cells
+    assert first.text == "print(1)\n" and second.text.startswith("!python")
+    result = check_document(Document(text, "n.ipynb", "notebook"))
+    assert [(f.code, text.encode()[f.span.start:f.span.end]) for f in result.findings] == [("SGL002", b"FP8")]
+    assert result.notebook.position(result.findings[0].span.start) == (2, 1, second.text.index("FP8") + 1)
+    with pytest.raises(ValueError):  # broken JSON inside the outputs is still no notebook
+        read_notebook(text.replace('"x]]}}', '"x]]}}" 1', 1).encode())
+
+
 def test_notebook_that_is_not_json_is_an_error_not_a_traceback(tmp_path: Path, capsys):
     path = tmp_path / "broken.ipynb"
     path.write_text("{not json")
