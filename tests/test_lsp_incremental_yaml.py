@@ -474,3 +474,36 @@ def test_edits_of_a_configmap_config_equal_a_check_from_scratch(seed):
 
     taken = _random_walk(snap, options, done, rng, 30, 0.5, pick)
     assert taken >= 8
+
+
+# a document that tree-sitter-yaml rejects and kubectl reads (a multi-line double-quoted item
+# less indented than its quote): its file is read through PyYAML's view (extract.yaml.consumer)
+SH_C_ITEM = """---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: sh-c
+spec:
+  template:
+    spec:
+      containers:
+        - name: s
+          command:
+            - sh
+            - -c
+            - "python3 -m sglang.launch_server --model-path /m --tp 2 \\
+            --port 30000 --bogus-flag"
+"""
+
+
+@pytest.mark.parametrize("text, old, new", [
+    (WITHOUT_CONFIGMAP + "\n" + SH_C_ITEM, '"--nnodes", "4"', '"--nnodes", "8"'),  # elsewhere in such a file
+    (WITHOUT_CONFIGMAP + "\n" + SH_C_ITEM, "--bogus-flag", "--bogus-flag --tp 4"),  # in the item itself
+    (WITHOUT_CONFIGMAP, '            - --host 0.0.0.0\n', '            - "--host\n            0.0.0.0"\n'),  # makes one
+])
+def test_a_file_read_through_pyyaml_is_checked_from_scratch(text, old, new):
+    """A file whose tree needed PyYAML's view (a false syntax error of tree-sitter) is re-checked
+    from scratch, and an edit that makes one too: the result equals a check from scratch."""
+    first, second = _replace(text, old, new)
+    assert not second.incremental
+    assert not [f for f in second.result.findings if f.code == "SGL022"]

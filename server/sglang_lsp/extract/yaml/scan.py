@@ -37,6 +37,7 @@ import re
 
 import tree_sitter as ts
 
+from ...base import queries
 from ...base.document import Document
 from ...base.findings import Finding, Record, Span
 from ...base.invocation import CharRun, Invocation, Word
@@ -52,6 +53,7 @@ from .configs import ConfigRef, ConfigReader, looks_like_config
 from .embedded import EmbeddedShellReader
 from .k8s import KubernetesReader
 from .syntax import SyntaxReader
+from .consumer import ConsumerView, consumer_view
 
 
 
@@ -162,6 +164,11 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
 
     def __init__(self, doc: Document, base_dir: str | None, cat: Catalog, tree: ts.Tree | None = None):
         YamlTree.__init__(self, doc, tree)
+        # where tree-sitter finds an error: what the file's consumers read (see .consumer)
+        self.consumer: ConsumerView | None = None
+        if tree is None and self.tree.root_node.has_error:
+            self.consumer = consumer_view(self.data, self.tree, queries.parser("yaml").parse)
+            self.data, self.tree = self.consumer.data, self.consumer.tree
         self.base_dir = base_dir
         self.cat = cat
         self.scan = YamlScan(templated=bool(self.templates))
@@ -198,7 +205,7 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
                 relevant |= self.embedded(node)
         relevant |= self.config_document(root)
         relevant |= bool(self.scan.configs)
-        if relevant or (root.has_error and _LAUNCH_BYTES.search(self.data)):
+        if relevant or ((root.has_error or self.consumer is not None) and _LAUNCH_BYTES.search(self.doc.data)):
             self.scan.findings[:0] = self.syntax_findings(root)
             self._finish()
         else:
@@ -245,6 +252,11 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
         if self.holes:
             for cfg in self.scan.configs:
                 self._unknown_if_holes(cfg.words, None)
+        if self.consumer is not None and self.consumer.errors:
+            # a document read up to its syntax error: the words after it are not known
+            for inv in self.scan.invocations:
+                if any(e.start <= inv.span.start < e.end for e in self.consumer.errors):
+                    inv.open = True
 
     def _unknown_if_holes(self, words: list[Word], inv: Invocation | None) -> None:
         """:meth:`_unknown_if_hole` on each of ``words`` in place; a word whose characters all
