@@ -52,6 +52,7 @@ from .compose import ComposeReader
 from .configs import ConfigRef, ConfigReader, looks_like_config
 from .embedded import EmbeddedShellReader
 from .k8s import KubernetesReader
+from .operators import COMMAND_KEY, COMMAND_TEXT, OperatorReader
 from .syntax import SyntaxReader
 from .consumer import ConsumerView, consumer_view
 
@@ -124,9 +125,7 @@ def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: t
     first = next((n for n in ex.tops or () if n.type == "document"), None)
     if first is not None and first.end_byte > start:  # (only the first document can make the file a config)
         ex.config_document(tree.root_node)
-    keys = line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, data, start, end)
-    for node in ex.query_at(keys, ("block_mapping_pair",), "containers", "container"):
-        ex.container(node)
+    ex.containers_and_holders(start, end)
     containers = len(ex.scan.invocations)
     for node in ex.query_at(_LAUNCH_BYTES.finditer(data, start, end), SCALAR_TYPES, "embedded_shell", "script",
                              skip=ex.is_consumed):
@@ -159,7 +158,8 @@ def yaml_reader(doc: Document) -> _Extractor:
 # ---------------------------------------------------------------------------------------
 
 
-class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigReader, SyntaxReader, YamlTree):
+class _Extractor(KubernetesReader, OperatorReader, ComposeReader, EmbeddedShellReader, ConfigReader, SyntaxReader,
+                 YamlTree):
     """One extraction of a YAML file: the readers of each kind of launch, on one tree."""
 
     def __init__(self, doc: Document, base_dir: str | None, cat: Catalog, tree: ts.Tree | None = None):
@@ -192,9 +192,7 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
         relevant = False
         if launches:
             self.configmaps(root)
-            keys = line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, self.data)
-            for node in self.query_at(keys, ("block_mapping_pair",), "containers", "container"):
-                relevant |= self.container(node)
+            relevant |= self.containers_and_holders()
             keys = line_matches(SERVICES_KEY, _SERVICES_TEXT, self.data)
             for node in self.query_at(keys, ("document",), "compose_services", "service"):
                 relevant |= self.service(node)
@@ -213,6 +211,20 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
         return self.scan
 
     # --- launches ------------------------------------------------------------------------
+
+    def containers_and_holders(self, start: int = 0, end: int | None = None) -> bool:
+        """The launches of the containers and of the other objects with a ``command`` list (see
+        :mod:`.operators`) on the lines that start in ``[start, end)``, in the file's order."""
+        keys = line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, self.data, start, end)
+        containers = self.query_at(keys, ("block_mapping_pair",), "containers", "container")
+        holders = self.holders(line_matches(COMMAND_KEY, COMMAND_TEXT, self.data, start, end), containers)
+        if not holders:
+            return any([self.container(node) for node in containers])
+        found = False
+        for node, is_holder in sorted([(n, False) for n in containers] + [(n, True) for n in holders],
+                                      key=lambda c: c[0].start_byte):
+            found |= self.holder(node) if is_holder else self.container(node)
+        return found
 
     def launch(self, match, words: list[Word], env: dict[str, str | None], open_: bool = False) -> Invocation:
         first, last = words[0].span, words[-1].span
