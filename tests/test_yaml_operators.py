@@ -263,7 +263,8 @@ spec:
 def test_llmaz_backend_runtime_is_one_launch_per_recommended_config():
     doc = Document(BACKEND_RUNTIME, "sglang.yaml", "yaml")
     scan = extract_yaml(doc)
-    assert [[w.text for w in inv.program] for inv in scan.invocations] == [["python3", "-m", "sglang.launch_server"]] * 2
+    launcher = ["python3", "-m", "sglang.launch_server"]
+    assert [[w.text for w in inv.program] for inv in scan.invocations] == [launcher] * 2
     assert [[w.display for w in inv.args] for inv in scan.invocations] == [
         ["--model-path", "…", "--host", "0.0.0.0", "--port", "8080"],
         ["--model-path", "…", "--host", "0.0.0.0", "--port", "8080", "--speculative-algo", "EAGLE"]]

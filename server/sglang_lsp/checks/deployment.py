@@ -471,16 +471,16 @@ def _follower_probes(launch: Launch, where: Placement, port: int | None, named: 
     out = []
     use = launch.parsed.last_use("node_rank")
     related = [(_value_span(use), "this node's rank")] if use is not None else []
+    pod = _WORKER_POD.get(where.group[0] if where.group else "", "worker pod") if where.role == "worker" \
+        else "follower node"
     for probe in where.probes:
         if probe.port is None or probe.handler not in ("httpGet", "tcpSocket", "grpc"):
             continue
         if port is not None and _resolve_port(probe, named) not in (port, None):
             continue  # another process's port
         out.append(finding(
-            "SGL052", f"the {probe.kind} checks sglang's port on a node with a rank other than 0 (a "
-            f"{_WORKER_POD.get(where.group[0] if where.group else '', 'worker pod') if where.role == 'worker' else 'follower node'}"
-            "), but only rank 0 runs "
-            "the HTTP server: the probe never succeeds; use an `exec` probe or none on these pods",
+            "SGL052", f"the {probe.kind} checks sglang's port on a node with a rank other than 0 (a {pod}), but "
+            "only rank 0 runs the HTTP server: the probe never succeeds; use an `exec` probe or none on these pods",
             probe.port.span, related=related,
         ))
     return out

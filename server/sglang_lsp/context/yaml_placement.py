@@ -205,7 +205,7 @@ class YamlView:
                     out.labels.append((k, [val], "nodeSelector"))
         if "affinity" in pod:
             out.labels += self._affinity(pod["affinity"])
-        group = self.ex.group_of(container)
+        group = self.ex.group_of(container, chain[: i + 1])
         if group is not None:  # a LeaderWorkerSet, an RBG role, an OME runtime … (see extract.yaml.operators)
             out.group, out.role = (group.kind, group.start), group.role
             if group.size is not None and group.size_span is not None:

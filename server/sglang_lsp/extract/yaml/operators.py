@@ -31,6 +31,7 @@ Compose service (a CRD's own field) is read like a container (``command`` + ``ar
 
 from __future__ import annotations
 
+import bisect
 import re
 
 import tree_sitter as ts
@@ -62,7 +63,8 @@ class Group(Record):
 
 # what each group's size is called in messages, and where a worker pod's index comes from
 GROUP_SIZE_NAMES = {"lws": "LeaderWorkerSet `size`", "llmaz": "llmaz `workloadTemplate.size`",
-                    "rbg": "RoleBasedGroup `leaderWorkerPattern.size`", "rbg-lws": "RoleBasedGroup `leaderWorkerSet.size`",
+                    "rbg": "RoleBasedGroup `leaderWorkerPattern.size`",
+                    "rbg-lws": "RoleBasedGroup `leaderWorkerSet.size`",
                     "ome": "OME `worker.size` + 1", "statefulset": "StatefulSet `replicas`"}
 WORKER_INDEX = {"lws": "`$(LWS_WORKER_INDEX)`", "llmaz": "`$(LWS_WORKER_INDEX)`", "rbg": "`$(RBG_LWP_WORKER_INDEX)`",
                 "rbg-lws": "`$(LWS_WORKER_INDEX)`", "ome": "`$(LWS_WORKER_INDEX)`",
@@ -81,9 +83,10 @@ class OperatorReader:
                     out.append((key, n))
         return out[::-1]
 
-    def group_of(self, container: ts.Node) -> Group | None:
-        """The group of pods the container (its mapping) runs in, ``None`` outside one."""
-        chain = self.key_chain(container)
+    def group_of(self, container: ts.Node, chain: list[tuple[str, ts.Node]] | None = None) -> Group | None:
+        """The group of pods the container (its mapping) runs in, ``None`` outside one. ``chain``:
+        its :meth:`key_chain` when the caller has it."""
+        chain = self.key_chain(container) if chain is None else chain
         keys = [k for k, _ in chain]
         for j in range(len(chain) - 1, -1, -1):  # (the innermost group key decides)
             key, pair = chain[j]
@@ -215,13 +218,19 @@ class OperatorReader:
         """The objects (mappings) with a ``command`` list that launches sglang, at the ``command:``
         keys ``keys``, that are none of ``containers`` and no Compose service."""
         taken = {n.id for n in containers}
+        spans = sorted((n.start_byte, n.end_byte) for n in containers)
+        starts = [a for a, _ in spans]
         out: dict[int, ts.Node] = {}
         for m in keys:
+            k = bisect.bisect_right(starts, m.start(1)) - 1
+            if k >= 0 and m.start(1) < spans[k][1]:
+                continue  # a container's own `command:` (the usual key: decided without the tree)
             pair = self.around(self.node_at(m.start(1), m.end(1)), ("block_mapping_pair",))
             if pair is None or self.key(pair) != "command":
                 continue
             target = self.resolve(pair.child_by_field_name("value"))
-            if target is None or target.type not in ("block_sequence", "flow_sequence") or not self.mentions_sglang(target):
+            if target is None or target.type not in ("block_sequence", "flow_sequence") \
+                    or not self.mentions_sglang(target):
                 continue
             mapping = self._mapping_of(pair)
             if mapping is None or mapping.id in taken or mapping.id in out or self._compose_service(mapping):
