@@ -210,3 +210,51 @@ def test_pyyaml_is_imported_only_for_a_file_tree_sitter_rejects():
         """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True"]
+
+
+def test_comment_right_after_a_quoted_scalar_is_read():
+    # PyYAML and libyaml take `# …` right after a closing quote as a comment; tree-sitter does not
+    text = textwrap.dedent("""\
+        services:
+          sglang:
+            image: lmsysorg/sglang:v0.5.3
+            ports:
+              - "30000:30000"# the API
+            command: python3 -m sglang.launch_server --model-path /m --host 0.0.0.0 --bogus-flag
+        """)
+    assert parse_error(text)
+    doc, findings = check(text, "compose.yaml")
+    assert "SGL022" not in [f.code for f in findings]
+    assert found(doc, findings, "SGL001") == ["--bogus-flag"]
+
+
+def test_an_alias_of_no_anchor_is_a_syntax_error():
+    # (the parser takes it; every consumer's loader refuses it)
+    text = textwrap.dedent("""\
+        kind: Pod
+        spec:
+          containers:
+            - name: a
+              command: [python3, -m, sglang.launch_server, --bogus-one]
+              env: *undefined
+              args: [--x
+        """)
+    doc, findings = check(text)
+    assert found(doc, findings, "SGL022") == ["*undefined"]
+
+
+def test_text_tree_sitter_drops_without_an_error_node_is_read():
+    # a stray `}` in the comments before the first document: tree-sitter's tree then ends there,
+    # with no ERROR node for the rest of the file
+    text = textwrap.dedent("""\
+        # an example
+        }
+        # more comments
+        ---
+        services:
+          sglang:
+            command: python3 -m sglang.launch_server --model-path /m --bogus-flag
+        """)
+    doc, findings = check(text, "compose.yaml")
+    assert [(f.code, line_of(doc, f)) for f in findings if f.code in ("SGL022", "SGL001")] == \
+        [("SGL022", 2), ("SGL001", 7)]

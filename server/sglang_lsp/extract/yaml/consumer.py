@@ -16,9 +16,11 @@ And one syntax error makes tree-sitter's error recovery swallow what follows it,
 touches is read again by PyYAML's parser, a pure-Python port of libyaml's (the parser sglang
 itself reads YAML with; only then imported, so a file tree-sitter reads costs nothing more):
 
-* a document PyYAML parses is valid for its consumers: its multi-line quoted scalars and flow
-  collections are put on one line for tree-sitter (line breaks and comments become spaces:
-  every byte keeps its offset), and the tree is parsed again from that text. The extractors
+* a document PyYAML parses is valid for its consumers: for tree-sitter, its multi-line quoted
+  scalars and flow collections are put on one line and its comments are blanked (line breaks
+  and comments become spaces: every byte keeps its offset; a comment right after a quoted
+  scalar, `"30000:30000"# port`, is one for PyYAML and libyaml), and the tree is parsed again
+  from that text. The extractors
   decode every scalar from the file's own bytes, so the words keep their exact ranges and text.
 * a document PyYAML refuses is a syntax error (SGL022, at the position PyYAML names). It is read
   up to that position and blanked from there to its end (spaces, line breaks kept), so that
@@ -91,8 +93,10 @@ def documents(data: bytes) -> list[tuple[int, int]]:
     return out
 
 
-def error_ranges(root: ts.Node) -> list[tuple[int, int]]:
-    """The byte ranges of the ERROR and MISSING nodes of a tree (outermost ones)."""
+def error_ranges(root: ts.Node, size: int) -> list[tuple[int, int]]:
+    """The byte ranges of the ERROR and MISSING nodes of a tree (outermost ones), and the text
+    after its last top-level node when it has errors (what tree-sitter gave up on, which it
+    sometimes leaves out of the tree altogether). ``size``: the length of the parsed text."""
     out = []
     stack = [root]
     while stack:
@@ -101,6 +105,11 @@ def error_ranges(root: ts.Node) -> list[tuple[int, int]]:
             out.append((node.start_byte, node.end_byte))
             continue
         stack.extend(c for c in node.children if c.has_error)
+    if root.has_error:
+        covered = max([root.end_byte if root.type == "ERROR" else root.start_byte,
+                       *(c.end_byte for c in root.children)])
+        if covered < size:
+            out.append((covered, size))
     return sorted(out)
 
 
@@ -109,17 +118,16 @@ def consumer_view(data: bytes, tree: ts.Tree, parse: Callable[[bytes], ts.Tree])
     docs = documents(data)
     read: dict[int, ConsumerError | None] = {}  # document → PyYAML's error, None: it parses
     flat: list[tuple[int, int]] = []
-    comments: list[tuple[int, int]] = []
     blanked: set[int] = set()
     tree_data = data
     for _ in range(2 * len(docs) + 1):  # (each round reads or blanks a document, or stops)
-        ranges = error_ranges(tree.root_node)
+        ranges = error_ranges(tree.root_node, len(tree_data))
         if not ranges:
             break
         touched = [k for k in _touched(docs, ranges) if k not in blanked]
         new = [k for k in touched if k not in read]
         if new:  # documents tree-sitter has not read yet: PyYAML reads them
-            regions, cuts = [], []
+            regions, cuts, notes = [], [], []
             for k in new:
                 start, end = docs[k]
                 error, found, gaps = read_document(data, start, end)
@@ -131,10 +139,10 @@ def consumer_view(data: bytes, tree: ts.Tree, parse: Callable[[bytes], ts.Tree])
                     before = read_document(data, start, error.at) if error.at > start else (error, [], [])
                     found, gaps = ([], []) if before[0] is not None else before[1:]
                 regions += found
-                comments += gaps
-            if regions or cuts:  # valid ones that tree-sitter may read on one line
+                notes += gaps
+            if regions or cuts or notes:  # what tree-sitter may read: on one line, without comments
                 flat += regions
-                tree_data = _blank(_one_line(tree_data, regions, comments), cuts)
+                tree_data = _blank(_one_line(tree_data, regions, notes), cuts)
                 data = _blank(data, cuts)
                 tree = parse(tree_data)
                 continue
@@ -157,8 +165,7 @@ def consumer_view(data: bytes, tree: ts.Tree, parse: Callable[[bytes], ts.Tree])
 def read_document(data: bytes, start: int, end: int) -> tuple[ConsumerError | None, list[tuple[int, int]],
                                                                  list[tuple[int, int]]]:
     """PyYAML's reading of the document ``data[start:end]``: its error (``None``: it parses), the
-    byte ranges of its multi-line quoted scalars and flow collections, and of the comments inside
-    those collections."""
+    byte ranges of its multi-line quoted scalars and flow collections, and of its comments."""
     import yaml  # (only here: a file that tree-sitter reads never imports it)
 
     raw = data[start:end]
@@ -175,8 +182,17 @@ def read_document(data: bytes, start: int, end: int) -> tuple[ConsumerError | No
     loader = None
     try:
         loader = _TokenLoader(text)  # (its reader refuses a character YAML does not allow)
+        anchors: set[str] = set()
         while loader.check_event():
-            loader.get_event()
+            event = loader.get_event()
+            if isinstance(event, yaml.AliasEvent) and event.anchor not in anchors:
+                # (every consumer refuses an alias of no anchor before it; a second anchor of a
+                # name is left alone: go-yaml takes it, only PyYAML's composer refuses it)
+                return ConsumerError(start, end, at(event.start_mark.index), "an alias of no anchor"), [], []
+            if isinstance(event, yaml.NodeEvent) and event.anchor is not None:
+                anchors.add(event.anchor)
+            elif isinstance(event, yaml.DocumentStartEvent):
+                anchors.clear()
     except yaml.MarkedYAMLError as exc:
         return _error(exc, text, start, end, at, loader.taken if loader is not None else []), [], []
     except yaml.reader.ReaderError as exc:
@@ -188,30 +204,29 @@ def read_document(data: bytes, start: int, end: int) -> tuple[ConsumerError | No
             loader.dispose()
     flow_start, flow_end = _flow_tokens()
     regions: list[tuple[int, int]] = []
-    gaps: list[tuple[int, int]] = []
+    comments: list[tuple[int, int]] = []
     depth = 0
     opened = 0
-    inside: list[tuple[int, int]] = []  # the scalars of the current flow collection
+    passed = 0  # the end of the tokens so far: what lies between two tokens is space and comments
     for tok in loader.taken:
         kind = type(tok)
+        a, b = tok.start_mark.index, tok.end_mark.index
+        if a > passed:
+            comments += [(at(m.start()), at(m.end())) for m in _COMMENT.finditer(text, passed, a)]
+        passed = max(passed, b)
         if kind in flow_start:
             if depth == 0:
-                opened, inside = tok.start_mark.index, []
+                opened = a
             depth += 1
         elif kind in flow_end and depth:
             depth -= 1
-            if depth == 0:
-                closed = tok.end_mark.index
-                if "\n" in text[opened:closed] or "\r" in text[opened:closed]:
-                    regions.append((at(opened), at(closed)))
-                    gaps += [(at(a), at(b)) for a, b in _comments(text, opened, closed, inside)]
-        elif kind is yaml.ScalarToken:
-            a, b = tok.start_mark.index, tok.end_mark.index
-            if depth:
-                inside.append((a, b))
-            elif tok.style in ("'", '"') and ("\n" in text[a:b] or "\r" in text[a:b]):
-                regions.append((at(a), at(b)))
-    return None, regions, gaps
+            if depth == 0 and ("\n" in text[opened:b] or "\r" in text[opened:b]):
+                regions.append((at(opened), at(b)))
+        elif kind is yaml.ScalarToken and not depth and tok.style in ("'", '"') \
+                and ("\n" in text[a:b] or "\r" in text[a:b]):
+            regions.append((at(a), at(b)))
+    comments += [(at(m.start()), at(m.end())) for m in _COMMENT.finditer(text, passed)]
+    return None, regions, comments
 
 
 def _error(exc, text: str, start: int, end: int, at: Callable[[int], int], taken: list) -> ConsumerError:
@@ -237,19 +252,10 @@ def _error(exc, text: str, start: int, end: int, at: Callable[[int], int], taken
     return ConsumerError(start, end, at(index), what)
 
 
-def _comments(text: str, a: int, b: int, scalars: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The comments inside a flow collection ``text[a:b]`` (outside its scalars): a ``#`` after
-    whitespace, up to the line's end."""
-    out = []
-    pos = a
-    for s, e in [*scalars, (b, b)]:
-        for m in _COMMENT.finditer(text, pos, s):
-            out.append(m.span(1))
-        pos = max(pos, e)
-    return out
-
-
-_COMMENT = re.compile(r"(?:(?<=[ \t\r\n])|^)(#[^\r\n]*)", re.M)
+# a comment, in the text between two tokens (where PyYAML's scanner skips space and comments:
+# a `#` there starts one even right after a quoted scalar, `"30000:30000"# port`, which
+# tree-sitter-yaml refuses)
+_COMMENT = re.compile(r"#[^\r\n]*")
 
 
 def _one_line(data: bytes, regions: list[tuple[int, int]], comments: list[tuple[int, int]]) -> bytes:
