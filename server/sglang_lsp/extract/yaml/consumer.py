@@ -16,6 +16,10 @@ And one syntax error makes tree-sitter's error recovery swallow what follows it,
 touches is read again by PyYAML's parser, a pure-Python port of libyaml's (the parser sglang
 itself reads YAML with; only then imported, so a file tree-sitter reads costs nothing more):
 
+Only the documents that tree-sitter's errors touch and that it cannot parse on their own either
+are read by PyYAML (an error's recovery often spans many documents; tree-sitter reads a document
+alone in a fraction of the time PyYAML takes).
+
 * a document PyYAML parses is valid for its consumers: for tree-sitter, its multi-line quoted
   scalars and flow collections are put on one line and its comments are blanked (line breaks
   and comments become spaces: every byte keeps its offset; a comment right after a quoted
@@ -130,6 +134,9 @@ def consumer_view(data: bytes, tree: ts.Tree, parse: Callable[[bytes], ts.Tree])
             regions, cuts, notes = [], [], []
             for k in new:
                 start, end = docs[k]
+                if len(docs) > 1 and not parse(data[start:end]).root_node.has_error:
+                    read[k] = None  # tree-sitter reads it on its own: another document's error reached it
+                    continue
                 error, found, gaps = read_document(data, start, end)
                 read[k] = error
                 if error is not None:

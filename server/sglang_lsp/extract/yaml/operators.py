@@ -70,6 +70,11 @@ WORKER_INDEX = {"lws": "`$(LWS_WORKER_INDEX)`", "llmaz": "`$(LWS_WORKER_INDEX)`"
                 "rbg-lws": "`$(LWS_WORKER_INDEX)`", "ome": "`$(LWS_WORKER_INDEX)`",
                 "statefulset": "the pod index (`apps.kubernetes.io/pod-index` label)"}
 
+# keys that only a group's definition has on the way to its containers
+_GROUP_KEYS = frozenset(("leaderWorkerTemplate", "workloadTemplate", "leaderWorkerPattern", "leaderWorkerSet",
+                         "engineConfig", "decoderConfig", "engine", "decoder", "workers", "workerSpec"))
+
+
 class OperatorReader:
     """Mixin of the YAML extractor (see :class:`~sglang_lsp.extract.yaml.tree.YamlTree`)."""
 
@@ -88,6 +93,10 @@ class OperatorReader:
         its :meth:`key_chain` when the caller has it."""
         chain = self.key_chain(container) if chain is None else chain
         keys = [k for k, _ in chain]
+        names = set(keys)
+        if not names & _GROUP_KEYS and not ("template" in names and self._has(b"leaderWorkerSet")) \
+                and not (names & {"spec", "predictor"} and self._has(b"worker")):
+            return None  # (a pod template of a workload, the usual case: decided without the tree)
         for j in range(len(chain) - 1, -1, -1):  # (the innermost group key decides)
             key, pair = chain[j]
             rest = keys[j + 1 :]
@@ -102,15 +111,14 @@ class OperatorReader:
                                   "LWS_GROUP_SIZE")
             elif key == "template" and j > 0:  # an RBG v1alpha1 role's template with a leaderWorkerSet
                 role = self._mapping_of(pair)
-                lws = self.fields(role).get("leaderWorkerSet") if role is not None else None
-                lws_pair = self._pair_of(role, "leaderWorkerSet") if lws is not None else None
+                lws_pair = self._pair_of(role, "leaderWorkerSet") if "leaderWorkerSet" in self.fields(role) else None
                 if lws_pair is not None:
                     found = self._rbg(lws_pair, rest, container, "rbg-lws", "patchLeaderTemplate",
                                       "patchWorkerTemplate", "LWS_GROUP_SIZE", base=True)
             elif key in ("engineConfig", "decoderConfig", "engine", "decoder") and rest[:1] in (["leader"], ["worker"]):
                 found = self._ome(pair, rest[0])
             elif key in ("workers", "workerSpec") or (key in ("spec", "predictor") and rest[:1] == ["containers"]):
-                found = self._head_and_workers(key, pair, rest, chain[:j])
+                found = self._head_and_workers(key, pair, rest)
             if found is not None:
                 return found
         return None
@@ -169,8 +177,7 @@ class OperatorReader:
             size = str(int(size) + 1)  # the leader and `size` workers (ome: lws_reconciler.go)
         return Group("ome", pair.start_byte, side, size, span, "LWS_GROUP_SIZE")
 
-    def _head_and_workers(self, key: str, pair: ts.Node, rest: list[str],
-                          outer: list[tuple[str, ts.Node]]) -> Group | None:
+    def _head_and_workers(self, key: str, pair: ts.Node, rest: list[str]) -> Group | None:
         """OME's older form (``spec.workers``) and KServe's ``workerSpec``: the workers' containers,
         and the head's next to them."""
         if key in ("workers", "workerSpec"):
@@ -187,6 +194,15 @@ class OperatorReader:
         return Group(kind, holder.start_byte if holder is not None else pair.start_byte, role)
 
     # --- helpers --------------------------------------------------------------------------
+
+    def _has(self, text: bytes) -> bool:
+        """Whether the file has ``text`` somewhere (looked up once per file)."""
+        seen = getattr(self, "_operator_words", None)
+        if seen is None:
+            seen = self._operator_words = {}
+        if text not in seen:
+            seen[text] = text in self.data
+        return seen[text]
 
     def _size(self, node: ts.Node | None) -> tuple[str | None, Span | None]:
         """A size written as a plain integer (not a template): its digits and range."""
