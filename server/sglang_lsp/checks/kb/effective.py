@@ -14,6 +14,8 @@ import functools
 from typing import Any, Callable
 
 from . import conditions
+from . import effective_pipeline
+from .effective_state import NO_FLAG_FIELDS, State
 from ... import logger
 from ...base.invocation import Invocation
 from ...base.unknown import UNKNOWN
@@ -37,9 +39,34 @@ class LaunchResolver(conditions.Resolver):
             self._model = {**self._model, **declared_model, "known": True}
         self._draft = ctx.draft_facts()
         self._effective: dict[str, Any] = {}
+        # field → the source of its value when it is not the flag, the default or sglang's choice
+        # (``env``: an environment variable sglang reads into it); set by the ``effective.*`` models
+        self.sources: dict[str, str] = {}
         # (read for every name a condition or an auto-selection asks: straight from the parse)
         self._stored = _stored_dests(self.cat)
         self._open, self._explicit, self._values = parsed.open, parsed.explicit, parsed.values
+        self._state: State | None = None
+
+    def pipeline(self) -> State:
+        """sglang's whole resolution pipeline on this launch (run once, on first use)."""
+        if self._state is None:
+            self._state = effective_pipeline.run(self)
+        return self._state
+
+    def exact_gpu_facts(self) -> dict | None:
+        """Facts of the exact target GPU, None when only a class of GPUs (or nothing) is known."""
+        return self._gpu if self.ctx.gpu is not None else None
+
+    def model_config(self) -> dict | None:
+        """The checkpoint's config.json as written (None: not read, or a dummy model)."""
+        m = self.ctx.model
+        if m is None or self.ctx.model_dummy or self.declared:
+            return None
+        return m.config
+
+    def draft_config(self) -> dict | None:
+        m = self.ctx.draft_model
+        return None if m is None else m.config
 
     def model_raw(self) -> dict | None:
         """The checkpoint's quantization config as written (None when the model is unknown)."""
@@ -113,17 +140,27 @@ class LaunchResolver(conditions.Resolver):
             return self._effective[field]
         except KeyError:
             pass
-        if field not in EFFECTIVE:
-            raise conditions.ConditionError(f"no modelled auto-selection for effective.{field}")
+        fn = EFFECTIVE.get(field)
+        if fn is None:
+            if not (self.cat.has_dest(field) or field in NO_FLAG_FIELDS):
+                raise conditions.ConditionError(f"no modelled auto-selection for effective.{field}")
+            fn = _pipeline_field(field)
         self._effective[field] = UNKNOWN  # guard against recursion
         try:
-            self._effective[field] = EFFECTIVE[field](self)
+            self._effective[field] = fn(self)
         except conditions.ConditionError:
             raise
         except Exception:  # pragma: no cover - a modelling bug must not break a check
             log.exception("effective.%s failed", field)
             self._effective[field] = UNKNOWN
         return self._effective[field]
+
+
+@functools.lru_cache(maxsize=None)
+def _pipeline_field(field: str) -> Callable[["LaunchResolver"], Any]:
+    """``effective.<field>`` of a ServerArgs field no function of :data:`EFFECTIVE` models: its
+    value after sglang's whole resolution pipeline (:mod:`.effective_pipeline`)."""
+    return lambda r: r.pipeline().final(field)
 
 
 @functools.lru_cache(maxsize=16)

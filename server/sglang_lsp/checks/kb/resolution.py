@@ -1,0 +1,122 @@
+"""Every server argument of one launch after sglang's own resolution, with where its value comes
+from: what ``sglang-lsp resolve``, the hover and the inlay hints show.
+
+The values come from the one model of sglang the rules read
+(:class:`~sglang_lsp.checks.kb.effective.LaunchResolver`): a field sglang's resolution may change
+is computed by its ``effective.<field>`` function; any other field keeps what the launch's flags
+(or ``--config`` file) and the catalog's defaults say. Where the file cannot tell a value (an
+unknown GPU, model or expansion), the field is *unknown*: listed, never guessed.
+
+Sources: ``flag`` (written on the command line), ``config`` (a ``--config`` file), ``env`` (an
+environment variable sglang reads into the field), ``default`` (the catalog default, unchanged by
+sglang), ``sglang`` (chosen or changed by sglang's resolution for this GPU and checkpoint).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ...base.unknown import UNKNOWN
+from ...catalog.parsed import ParsedArgs
+from .effective import LaunchResolver
+from .effective_state import NO_FLAG_FIELDS
+
+SOURCES = ("flag", "config", "env", "default", "sglang")
+
+# parser destinations that are not ServerArgs fields
+NOT_FIELDS = frozenset({"config", "help"})
+
+
+class Resolved:
+    """One field's value after resolution and its source (one of :data:`SOURCES`)."""
+
+    __slots__ = ("value", "source", "written")
+
+    def __init__(self, value: Any, source: str, written: Any = None):
+        self.value = value
+        self.source = source
+        self.written = written  # what the launch wrote, when sglang changed it (source "sglang")
+
+    def __repr__(self) -> str:
+        return f"Resolved({self.value!r}, {self.source!r})"
+
+
+class Resolution:
+    """The effective server arguments of one launch: ``args`` (field → :class:`Resolved`) and
+    ``unknown`` (fields whose value the file cannot tell), in the catalog's order."""
+
+    __slots__ = ("args", "unknown")
+
+    def __init__(self, args: dict[str, Resolved], unknown: list[str]):
+        self.args = args
+        self.unknown = unknown
+
+    def by_source(self, source: str) -> dict[str, Resolved]:
+        return {k: v for k, v in self.args.items() if v.source == source}
+
+
+def server_fields(parsed: ParsedArgs) -> list[str]:
+    """The ServerArgs fields of the launch's release: every parser destination that is one, then
+    the fields no flag sets."""
+    cat = parsed.catalog
+    out = [d for d in cat.defaults if d not in NOT_FIELDS and d not in cat.field_dests.values()]
+    out += [f for f in cat.field_dests]
+    out += [f for f in NO_FLAG_FIELDS if f not in cat.defaults and not f.startswith("_")]
+    return out
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equal as sglang holds them (1 == 1.0, but True != 1; floats to 1e-9)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    return a == b
+
+
+def resolve_fields(resolver: LaunchResolver) -> Resolution:
+    """Every server argument of the launch ``resolver`` models, with its source."""
+    parsed = resolver.parsed
+    cat = parsed.catalog
+    args: dict[str, Resolved] = {}
+    unknown: list[str] = []
+    config_dests = _config_dests(parsed)
+    state = resolver.pipeline()
+    for name in server_fields(parsed):
+        if name in cat.defaults:
+            default = cat.defaults[name]
+            raw = resolver.arg(name)
+            explicit = parsed.is_explicit(name)
+        else:
+            default = raw = NO_FLAG_FIELDS[name]
+            explicit = False
+        value = state.final(name)
+        if value is UNKNOWN:
+            unknown.append(name)
+            continue
+        noted = "env" if name in state.env_fields else None
+        if explicit and raw is not UNKNOWN and same_value(value, raw) and noted is None:
+            source = "config" if name in config_dests else "flag"
+            args[name] = Resolved(value, source)
+        elif explicit:
+            args[name] = Resolved(value, noted or "sglang", raw)
+        elif noted is not None:
+            args[name] = Resolved(value, noted)
+        elif same_value(value, default):
+            args[name] = Resolved(value, "default")
+        else:
+            args[name] = Resolved(value, "sglang")
+    return Resolution(args, unknown)
+
+
+def _config_dests(parsed: ParsedArgs) -> set[str]:
+    """Destinations whose last use comes from a ``--config`` file."""
+    last: dict[str, str] = {}
+    for use in parsed.uses:
+        last[use.option.dest] = use.word.origin
+    return {d for d, origin in last.items() if origin == "config"}
