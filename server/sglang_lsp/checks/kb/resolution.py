@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ... import DEFAULT_SGLANG_VERSION
 from ...base.unknown import UNKNOWN
 from ...catalog.parsed import ParsedArgs
 from .effective import LaunchResolver
@@ -86,6 +87,8 @@ def resolve_fields(resolver: LaunchResolver) -> Resolution:
     args: dict[str, Resolved] = {}
     unknown: list[str] = []
     config_dests = _config_dests(parsed)
+    if cat.sglang_version != DEFAULT_SGLANG_VERSION:
+        return _written_only(resolver, config_dests)
     state = resolver.pipeline()
     for name in server_fields(parsed):
         if name in cat.defaults:
@@ -111,6 +114,21 @@ def resolve_fields(resolver: LaunchResolver) -> Resolution:
             args[name] = Resolved(value, "default")
         else:
             args[name] = Resolved(value, "sglang")
+    return Resolution(args, unknown)
+
+
+def _written_only(resolver: LaunchResolver, config_dests: set[str]) -> Resolution:
+    """Another release than the one the model follows: what the launch writes, and every other
+    field unknown (sglang's own choices differ between releases)."""
+    parsed = resolver.parsed
+    args: dict[str, Resolved] = {}
+    unknown: list[str] = []
+    for name in server_fields(parsed):
+        raw = resolver.arg(name) if name in parsed.catalog.defaults else UNKNOWN
+        if raw is UNKNOWN or not parsed.is_explicit(name):
+            unknown.append(name)
+        else:
+            args[name] = Resolved(raw, "config" if name in config_dests else "flag")
     return Resolution(args, unknown)
 
 
