@@ -17,12 +17,10 @@ from . import conditions
 from . import effective_pipeline
 from .effective_state import NO_FLAG_FIELDS, State
 from ... import logger
-from ...base.invocation import Invocation
 from ...base.unknown import UNKNOWN
-from ...catalog.parsed import FlagUse, ParsedArgs
+from ...catalog.parsed import ParsedArgs
 from ...catalog.catalog import Catalog
 from ...context.facts import MODEL_FACT_NAMES, Context
-from ...context.launch import launch_setup
 
 log = logger(__name__)
 
@@ -569,90 +567,12 @@ def _eff_kv_cache_dtype(r: "LaunchResolver") -> Any:
 
 
 EFFECTIVE: dict[str, Callable[["LaunchResolver"], Any]] = {
-    "kv_cache_dtype": _eff_kv_cache_dtype,
     "quantization_min_sm": _eff_quantization_min_sm,
-    "chunked_prefill_size": _eff_chunked_prefill_size,
     "moe_tp_size": _eff_moe_tp_size,
     "quantization": _eff_quantization,
     "quantization_mismatch": _eff_quantization_mismatch,
-    "attn_dp_size": _eff_attn_dp_size,
-    "dp_size": _eff_dp_size,
-    "attention_backend": _eff_attention_backend,
     "attention_backend_early": _eff_attention_backend_early,
-    "disable_radix_cache": _eff_disable_radix_cache,
-    "moe_runner_backend": _eff_moe_runner_backend,
-    "ep_size": _eff_ep_size,
-    "moe_a2a_backend": _eff_moe_a2a_backend,
-    "server_quantization": _eff_server_quantization,
+    # the `quantization` server argument (`effective.quantization` is the checkpoint's method
+    # after ModelConfig's matching)
+    "server_quantization": lambda r: r.pipeline().final("quantization"),
 }
-
-
-# ---------------------------------------------------------------------------------------------
-# message templates: "{args.moe_runner_backend}" → the value
-
-
-# ---------------------------------------------------------------------------------------------
-# context of one launch
-
-
-# ---------------------------------------------------------------------------------------------
-# findings
-
-
-# --- fixes as edits -----------------------------------------------------------------------
-
-
-# ---------------------------------------------------------------------------------------------
-# explain: sglang's messages in a log → rules
-
-
-# ---------------------------------------------------------------------------------------------
-# the engine's entry point
-
-
-# sglang's start-up choices shown to the user (inlay hints): the modelled field → the flag whose
-# unset or `auto` value it replaces. Checked against sglang 0.5.23's resolution with the oracle
-# (tests/test_lsp_features: llama3-8b on H100 / B200 / MI300X).
-AUTO_SELECTED = {"attention_backend": "--attention-backend", "chunked_prefill_size": "--chunked-prefill-size"}
-
-
-class AutoChoice:
-    """A value sglang picks at start-up for a flag left unset or ``auto`` (a plain class: a
-    dataclass costs a cold ``sglang-lsp check`` about half a millisecond to build)."""
-
-    __slots__ = ("flag", "value", "use")
-
-    def __init__(self, flag: str, value: Any, use: FlagUse | None):
-        self.flag = flag  # the flag sglang fills in
-        self.value = value  # what it picks
-        self.use = use  # the flag as written (`auto`), or None when the launch leaves it unset
-
-
-def auto_selected(parsed: ParsedArgs, inv: Invocation | None, result: Any) -> list[AutoChoice]:
-    """What sglang will choose at start-up for the launch's unset or ``auto`` flags, where the
-    engine models it and the exact GPU is known (never a guess: unknown stays unshown). Only for
-    the release the models follow."""
-    from ... import DEFAULT_SGLANG_VERSION
-
-    if parsed.catalog.sglang_version != DEFAULT_SGLANG_VERSION or parsed.open:
-        return []
-    try:
-        ctx, declared = launch_setup(parsed, inv, result)
-        if ctx.gpu is None:
-            return []
-        resolver = LaunchResolver(parsed, ctx, declared)
-        out = []
-        for field_name, flag in AUTO_SELECTED.items():
-            opt = parsed.catalog.lookup(flag)
-            if opt is None or parsed.get(opt.dest) not in (None, "auto"):
-                continue  # the launch chose (or the value cannot be known)
-            value = resolver.value(f"effective.{field_name}")
-            if value is UNKNOWN or value is None or value == "auto":
-                continue
-            out.append(AutoChoice(flag, value, parsed.last_use(opt.dest)))
-        return out
-    except Exception:  # pragma: no cover - a modelling bug must not break a feature
-        log.exception("auto-selection failed")
-        return []
-
-

@@ -9,7 +9,6 @@ each phase with its eight keys (``model_executor/cuda_graph_config.py:PhaseConfi
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ...base.unknown import UNKNOWN
@@ -30,7 +29,7 @@ def with_phase(config: Any, phase: str, **changes: Any) -> Any:
     """cuda_graph_config.py:with_phase: a copy with one phase changed (UNKNOWN stays UNKNOWN)."""
     if config is UNKNOWN:
         return UNKNOWN
-    out = copy.deepcopy(config)
+    out = {DECODE: dict(config[DECODE]), PREFILL: dict(config[PREFILL])}  # lists are replaced, never changed
     out[phase].update(changes)
     return out
 
@@ -43,6 +42,15 @@ def phase_locked(s: State, phase: str, key: str) -> Any:
     if s.locked is UNKNOWN:
         return UNKNOWN
     return (phase, key) in s.locked
+
+
+# batch sizes above this are not listed (sglang would build a list that size; a launch asking for
+# one is unknown here rather than a multi-gigabyte list)
+MAX_LISTED_BATCH = 1 << 17
+
+
+def listable(max_bs: Any) -> bool:
+    return isinstance(max_bs, int) and not isinstance(max_bs, bool) and max_bs <= MAX_LISTED_BATCH
 
 
 def prefill_batch_sizes(max_bs: int) -> list[int]:
@@ -169,6 +177,9 @@ def deepep_prefill_buckets(s: State) -> None:
         return
     bs = config[PREFILL]["bs"]
     if bs is None:
+        if not listable(config[PREFILL]["max_bs"] or 2048):
+            s.unknown("cuda_graph_config")
+            return
         bs = prefill_batch_sizes(config[PREFILL]["max_bs"] or 2048)
     aligned = sorted({(b + 7) // 8 * 8 for b in bs})
     if aligned != sorted(bs):
@@ -236,7 +247,7 @@ def gpu_memory_settings(s: State) -> None:
         if device == "cpu":
             s.unknown("torch_compile_max_bs")
         return
-    config = copy.deepcopy(config)
+    config = {DECODE: dict(config[DECODE]), PREFILL: dict(config[PREFILL])}
     decode, prefill = config[DECODE], config[PREFILL]
     max_bs_is_default = decode["max_bs"] is None
     if decode["max_bs"] is None:
@@ -248,6 +259,10 @@ def gpu_memory_settings(s: State) -> None:
         return
     if max_bs_is_default and running is not None and decode["max_bs"] > running:
         decode["max_bs"] = running
+    if not listable(decode["max_bs"]) or not listable(prefill["max_bs"] or 0) or not listable(chunk) \
+            or not listable(s["torch_compile_max_bs"] or 0):
+        s.unknown("cuda_graph_config", "mem_fraction_static", "torch_compile_max_bs")
+        return
     if device != "cpu":
         if decode["bs"] is None:
             decode["bs"] = decode_batch_sizes(decode["max_bs"], s["disable_cuda_graph_padding"],
@@ -358,6 +373,9 @@ def data_parallel_chunks(s: State) -> None:
         s.unknown("cuda_graph_config")
         return
     if pre["backend"] != DISABLED and pre["max_bs"] is not None and pre["max_bs"] > chunk and not locked_max:
+        if not listable(chunk):
+            s.unknown("cuda_graph_config")
+            return
         clamp: dict[str, Any] = {"max_bs": chunk}
         if not locked_bs:
             clamp["bs"] = prefill_batch_sizes(chunk)

@@ -61,6 +61,12 @@ MODEL_DECLARED = ("attention_backend", "prefill_attention_backend", "decode_atte
 def unmodelled_model(s: State) -> Any:
     """True when the checkpoint's architecture has model-specific defaults this model does not
     follow (then every field they may declare is unknown); UNKNOWN when the model is unknown."""
+    if "unmodelled" not in s.memo:
+        s.memo["unmodelled"] = _unmodelled_model(s)
+    return s.memo["unmodelled"]
+
+
+def _unmodelled_model(s: State) -> Any:
     from .effective_serving import is_multimodal
 
     arch, hf = s.arch(), s.hf

@@ -410,6 +410,12 @@ MULTIMODAL_HINTS = ("VL", "Vision", "ConditionalGeneration", "Omni", "OCR", "Lla
 def is_multimodal(s: State) -> Any:
     """ModelConfig.is_multimodal: False for a text checkpoint, UNKNOWN for anything that may
     carry an encoder (not modelled)."""
+    if "multimodal" not in s.memo:
+        s.memo["multimodal"] = _is_multimodal(s)
+    return s.memo["multimodal"]
+
+
+def _is_multimodal(s: State) -> Any:
     arch, hf = s.arch(), s.hf
     if arch is UNKNOWN or hf is None:
         return UNKNOWN
@@ -493,13 +499,17 @@ def enable_dp_attention_report(s: State) -> None:
 def hicache_layout(s: State) -> None:
     """hicache_hook.py:handle_hicache: the host-cache layout and I/O backend that fit each other,
     the storage backend and the unified memory pool."""
+    touched = ("hicache_mem_layout", "hicache_io_backend", "hicache_write_policy")
+    gate = [s[n] for n in ("enable_hierarchical_cache", "disaggregation_decode_enable_offload_kvcache",
+                           "disaggregation_mode")]
+    if gate == [False, False, "null"]:
+        return  # the common case: no host cache at all
     names = ("enable_unified_cache_external_linker", "enable_hierarchical_cache",
              "disaggregation_decode_enable_offload_kvcache", "disaggregation_mode",
              "disaggregation_decode_retraction_backup", "disaggregation_decode_host_receive_threshold",
              "hicache_mem_layout", "hicache_io_backend", "hicache_storage_backend", "dcp_size",
              "enable_unified_memory", "hicache_host_memory_mode", "hicache_write_policy")
     v = {n: s[n] for n in names}
-    touched = ("hicache_mem_layout", "hicache_io_backend", "hicache_write_policy")
     if unknown_in(*v.values()):
         s.unknown(*touched)
         return

@@ -44,7 +44,7 @@ def unknown_in(*values: Any) -> bool:
 class State:
     """sglang's resolving view of one launch (``arg_groups/overrides.py:resolving_view``)."""
 
-    __slots__ = ("r", "declared", "locked", "env_fields", "flags", "stopped")
+    __slots__ = ("r", "declared", "locked", "env_fields", "flags", "stopped", "memo")
 
     def __init__(self, resolver: Any):
         self.r = resolver  # the launch's LaunchResolver: args, GPU, model, env
@@ -55,6 +55,7 @@ class State:
         self.env_fields: set[str] = set()  # fields whose value an environment variable decided
         self.flags: dict[str, Any] = {}  # sglang's private flags (``_quantization_explicitly_unset`` …)
         self.stopped = False  # the pipeline returned early (`--model-path dummy`)
+        self.memo: dict[str, Any] = {}  # facts about the model several steps ask for
 
     # -- the view ---------------------------------------------------------------------------------
     def __getitem__(self, name: str) -> Any:

@@ -17,9 +17,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ... import DEFAULT_SGLANG_VERSION
+from ... import DEFAULT_SGLANG_VERSION, logger
+from ...base.invocation import Invocation
 from ...base.unknown import UNKNOWN
-from ...catalog.parsed import ParsedArgs
+from ...catalog.parsed import FlagUse, ParsedArgs
+from ...context.launch import launch_setup
 from .effective import LaunchResolver
 from .effective_state import NO_FLAG_FIELDS
 
@@ -138,3 +140,69 @@ def _config_dests(parsed: ParsedArgs) -> set[str]:
     for use in parsed.uses:
         last[use.option.dest] = use.word.origin
     return {d for d, origin in last.items() if origin == "config"}
+
+
+# --- what the editor shows ------------------------------------------------------------------
+# sglang's most important start-up choices, in the order they are shown: inlay hints show the
+# first ones (INLAY_FIELDS), the hover on the launch all of them
+HOVER_FIELDS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend", "page_size",
+                "kv_cache_dtype", "chunked_prefill_size", "mem_fraction_static", "max_running_requests",
+                "quantization", "moe_runner_backend", "moe_a2a_backend", "ep_size", "attn_dp_size", "dp_size",
+                "speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk",
+                "speculative_num_draft_tokens", "disable_radix_cache", "disable_overlap_schedule",
+                "sampling_backend", "flashinfer_allreduce_fusion_backend", "disable_shared_experts_fusion")
+INLAY_FIELDS = ("attention_backend", "page_size", "chunked_prefill_size", "mem_fraction_static", "quantization",
+                "moe_runner_backend", "moe_a2a_backend", "kv_cache_dtype", "attn_dp_size", "max_running_requests")
+
+log = logger(__name__)
+
+
+class AutoChoice:
+    """A value sglang picks (or changes) at start-up for one flag of a launch (a plain class: a
+    dataclass costs a cold ``sglang-lsp check`` about half a millisecond to build)."""
+
+    __slots__ = ("flag", "value", "use", "field")
+
+    def __init__(self, flag: str, value: Any, use: FlagUse | None, field: str = ""):
+        self.flag = flag  # the flag sglang fills in (or the field's name when no flag sets it)
+        self.value = value  # what it picks
+        self.use = use  # the flag as written (a value sglang changes), or None when the launch leaves it unset
+        self.field = field
+
+
+def flag_of(parsed: ParsedArgs, name: str) -> str:
+    """The canonical spelling of the flag that sets a field (not a deprecated alias), else the
+    field's name."""
+    options = parsed.catalog.by_dest.get(parsed.catalog.field_dests.get(name, name)) or []
+    for opt in sorted(options, key=lambda o: o.deprecated):
+        if opt.option_strings:
+            return opt.name
+    return name
+
+
+def picks(parsed: ParsedArgs, resolution: Resolution, fields: tuple[str, ...] = HOVER_FIELDS) -> list[AutoChoice]:
+    """sglang's own choices among ``fields``, in that order."""
+    out = []
+    for name in fields:
+        r = resolution.args.get(name)
+        if r is None or r.source != "sglang":
+            continue
+        use = parsed.last_use(name) if r.written is not None else None
+        out.append(AutoChoice(flag_of(parsed, name), r.value, use, name))
+    return out
+
+
+def auto_selected(parsed: ParsedArgs, inv: Invocation | None, result: Any,
+                  fields: tuple[str, ...] = INLAY_FIELDS) -> list[AutoChoice]:
+    """What sglang will choose at start-up among ``fields`` for one launch, where the model tells
+    it (never a guess: an unknown value stays unshown). Only for the release the model follows."""
+    if parsed.catalog.sglang_version != DEFAULT_SGLANG_VERSION or parsed.open:
+        return []
+    try:
+        ctx, declared = launch_setup(parsed, inv, result)
+        if ctx.gpu is None:
+            return []
+        return picks(parsed, resolve_fields(LaunchResolver(parsed, ctx, declared)), fields)
+    except Exception:  # pragma: no cover - a modelling bug must not break a feature
+        log.exception("auto-selection failed")
+        return []
