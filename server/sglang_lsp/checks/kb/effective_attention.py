@@ -84,11 +84,14 @@ def deterministic_inference(s: State) -> None:
         return
     if not det:
         return
-    if s["enable_aiter_allreduce_fusion"]:
+    if s["enable_aiter_allreduce_fusion"] is not False:
         s.set("enable_aiter_allreduce_fusion", False)
     if s["flashinfer_allreduce_fusion_backend"] is not None:
         s.set("flashinfer_allreduce_fusion_backend", None)
-    if s["sampling_backend"] != "ascend":
+    sampling = s["sampling_backend"]
+    if sampling is UNKNOWN:
+        s.unknown("sampling_backend")
+    elif sampling != "ascend":
         s.set("sampling_backend", "pytorch")
     if s["attention_backend"] is None:
         sm100, sm120, arch = s.platform("is_sm100"), s.platform("is_sm120"), s.arch()
@@ -112,6 +115,12 @@ def deterministic_inference(s: State) -> None:
         s.set("enable_torch_symm_mem", False)
 
 
+def snapshot_early_backend(s: State) -> None:
+    """`attention_backend` as the KV-cache handlers that run before the default fill read it
+    (``effective.attention_backend_early``)."""
+    s.memo["attention_backend_early"] = s["attention_backend"]
+
+
 NVFP4_PREFILL_BACKEND = {"fp8_e4m3": "flashinfer", "nvfp4": "trtllm_mha"}
 
 
@@ -126,7 +135,8 @@ def nvfp4_prefill_kv_dequant(s: State) -> None:
     if kv != "nvfp4":
         return
     if requested == "auto":
-        explicit = s["prefill_attention_backend"] or s["attention_backend"]
+        pre, ab = s["prefill_attention_backend"], s["attention_backend"]
+        explicit = UNKNOWN if pre is UNKNOWN or (pre is None and ab is UNKNOWN) else pre or ab
         if explicit is UNKNOWN:
             s.unknown(*touched)
             return
@@ -230,7 +240,7 @@ def _backends(s: State) -> tuple[Any, Any]:
     """attention_backends_of: (prefill, decode), each falling back to the base backend."""
     ab = s["attention_backend"]
     pre, dec = s["prefill_attention_backend"], s["decode_attention_backend"]
-    return (pre if pre else ab), (dec if dec else ab)
+    return (UNKNOWN if pre is UNKNOWN else pre or ab), (UNKNOWN if dec is UNKNOWN else dec or ab)
 
 
 def attention_backend_compatibility(s: State) -> None:
@@ -239,10 +249,10 @@ def attention_backend_compatibility(s: State) -> None:
     CuteDSL's prefill partner, the FA3 fallback for an fp8_e5m2 KV cache, FA4's page size, and
     the smaller static memory fraction of aiter for long contexts."""
     pre, dec, ab = s["prefill_attention_backend"], s["decode_attention_backend"], s["attention_backend"]
-    if unknown_in(pre, dec):
+    if unknown_in(pre, dec) and (ab is None or ab is UNKNOWN):
         s.unknown("attention_backend", "page_size", "mem_fraction_static", "cuda_graph_config")
         return
-    if pre is not None and pre == dec:
+    if pre is not None and pre is not UNKNOWN and pre == dec:
         s.set("attention_backend", pre)
     elif ab is None:
         s.set("attention_backend", default_attention_backend(s))
@@ -254,11 +264,10 @@ def attention_backend_compatibility(s: State) -> None:
         disable_phase(s, DECODE)
         disable_phase(s, PREFILL)
     # _mla_backend_page_constraints
-    page = s["page_size"]
-    if page is UNKNOWN:
+    page, draft_ab = s["page_size"], s["speculative_draft_attention_backend"]
+    if unknown_in(page, pre, dec, draft_ab):
         s.unknown("page_size")
     else:
-        draft_ab = s["speculative_draft_attention_backend"]
         new = page
         if "flashmla" in (ab, dec):
             new = 64
@@ -275,6 +284,8 @@ def attention_backend_compatibility(s: State) -> None:
     # _cutedsl_prefill_backend_fill
     if "cutedsl_mla" in (ab, dec, pre) and pre is None:
         s.set("prefill_attention_backend", "trtllm_mla")
+    elif pre is UNKNOWN or (dec is UNKNOWN and ab != "cutedsl_mla"):
+        s.unknown("prefill_attention_backend")
     # _attention_backend_fa3_fp8_fallback
     kv = s["kv_cache_dtype"]
     if kv is UNKNOWN and ab == "fa3":

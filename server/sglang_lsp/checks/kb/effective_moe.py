@@ -46,16 +46,23 @@ OVERRIDDEN_ARCHS = frozenset({
     "NemotronHPuzzleForCausalLM", "NemotronH_Omni_Reasoning_V3", "Olmo2ForCausalLM", "Qwen3VLForConditionalGeneration",
     "Step3p5ForCausalLM", "Step3p7ForConditionalGeneration", "HrmTextForCausalLM", "WhisperForConditionalGeneration",
 }) | (DEEPSEEK_FAMILY - {"DeepseekV3ForCausalLM"}) | (QWEN3_MOE_FAMILY - {"Qwen3MoeForCausalLM"})
-# fields a model override or a model-specific adjustment may declare
+# fields a model family's overrides may declare (model_overrides/*.py, model_hook.py)
 MODEL_DECLARED = ("attention_backend", "prefill_attention_backend", "decode_attention_backend", "page_size",
-                  "quantization", "moe_runner_backend", "moe_a2a_backend", "kv_cache_dtype", "cuda_graph_config",
-                  "chunked_prefill_size", "disable_radix_cache", "enable_tf32_matmul", "dtype",
-                  "disable_hybrid_swa_memory", "mem_fraction_static", "disable_overlap_schedule", "ep_size",
-                  "attn_dp_size", "dp_size", "enable_multi_layer_eagle", "speculative_moe_runner_backend",
-                  "fp8_gemm_runner_backend", "flashinfer_allreduce_fusion_backend", "disable_shared_experts_fusion",
-                  "mamba_radix_cache_strategy", "uses_mamba_radix_cache", "linear_attn_backend", "is_embedding",
-                  "speculative_draft_attention_backend", "max_running_requests", "enable_tokenizer_batch_encode",
-                  "prefill_only_disable_kv_cache", "swa_full_tokens_ratio")
+                  "quantization", "moe_runner_backend", "kv_cache_dtype", "enable_tf32_matmul", "dtype",
+                  "disable_hybrid_swa_memory", "mem_fraction_static", "disable_overlap_schedule",
+                  "enable_multi_layer_eagle", "speculative_moe_runner_backend", "fp8_gemm_runner_backend",
+                  "flashinfer_allreduce_fusion_backend", "disable_shared_experts_fusion", "mamba_radix_cache_strategy",
+                  "uses_mamba_radix_cache", "linear_attn_backend", "speculative_draft_attention_backend",
+                  "max_running_requests", "swa_full_tokens_ratio", "speculative_attention_mode")
+# what the DeepSeek-family overrides declare under `--enable-prefill-cp` only
+PREFILL_CP_DECLARED = ("attn_dp_size", "dp_size", "moe_dense_tp_size", "moe_a2a_backend", "ep_size", "attn_cp_size",
+                       "cuda_graph_config")
+# what only special checkpoints change (embedding, decision and HRM checkpoints, multimodal models
+# without chunked prefill: model_hook.py): a checkpoint that is not found is taken as an ordinary
+# text decoder for them, as the rules take unknown values as not contagious (docs/kb-format.md),
+# while everything a model family decides stays unknown
+SPECIAL_CHECKPOINT_ONLY = ("chunked_prefill_size", "disable_radix_cache", "is_embedding",
+                           "enable_tokenizer_batch_encode", "prefill_only_disable_kv_cache", "cuda_graph_config")
 
 
 def unmodelled_model(s: State) -> Any:
@@ -104,8 +111,31 @@ def model_specific_adjustments(s: State) -> None:
         s.unknown("enforce_disable_flashinfer_allreduce_fusion")
     s.set("uses_mamba_radix_cache", False)
     special = unmodelled_model(s)
-    if special is not False:
-        s.unknown(*MODEL_DECLARED)
+    if special is True:
+        # an architecture whose overrides are not modelled: they fill in what the launch leaves
+        # unset (or `auto`), so only what it writes stays known
+        parsed = s.r.parsed
+        names = list(MODEL_DECLARED) + list(SPECIAL_CHECKPOINT_ONLY)
+        if s["enable_prefill_cp"] is not False:
+            names += PREFILL_CP_DECLARED
+        for name in names:
+            if name in s.declared or not parsed.is_explicit(name) or s[name] in (UNKNOWN, "auto"):
+                s.unknown(name)
+        return
+    if special is UNKNOWN:
+        # a checkpoint that cannot be read is taken as one no model override applies to (unknown
+        # values are not contagious, docs/kb-format.md), except where several families change
+        # the launch's values: on SM100 they fill in the checkpoint's quantization and pick the
+        # flashinfer_trtllm MoE runner
+        sm100 = s.platform("is_sm100")
+        if sm100 is not False:
+            if s["quantization"] is None and s.flags.get("quantization_explicitly_unset") is not True \
+                    and checkpoint_quant_method(s) is not None:
+                s.unknown("quantization")
+            if s["moe_runner_backend"] in ("auto", UNKNOWN):
+                s.unknown("moe_runner_backend")
+        if s["enable_prefill_cp"] is not False:
+            s.unknown(*PREFILL_CP_DECLARED)
         return
     arch, sm100 = s.arch(), s.platform("is_sm100")
     if sm100 is UNKNOWN:
@@ -231,6 +261,9 @@ def moe_runner_quant_constraints(s: State) -> None:
     """overrides.py:_moe_runner_backend_quant_constraints: the runner `nvfp4_online`, `mxfp8` and
     `modelopt_fp4` (on SM120) need."""
     q, runner, a2a = s["quantization"], s["moe_runner_backend"], s["moe_a2a_backend"]
+    if q is UNKNOWN and runner is not UNKNOWN and runner != "auto" and runner in MXFP8_MOE_RUNNERS \
+            and s.raw("quantization") is None:
+        return  # a checkpoint's method filled in later is never nvfp4_online, and mxfp8 keeps these runners
     if unknown_in(q, runner, a2a):
         s.unknown("moe_runner_backend")
         return
@@ -299,7 +332,7 @@ def a2a_moe(s: State) -> None:
     """moe_hook.py:handle_a2a_moe with overrides.py's all-to-all passes: Waterfill's DeepEP, the
     expert-parallel size spanning TP, shared-expert fusion, and each backend's runner, DeepEP mode
     and CUDA-graph adjustments."""
-    a2a, waterfill = s["moe_a2a_backend"], s["enable_waterfill"]
+    a2a, waterfill = s["moe_a2a_backend"], s.unless_hidden("enable_waterfill")
     touched = ("moe_a2a_backend", "ep_size", "disable_shared_experts_fusion", "moe_runner_backend", "deepep_mode",
                "cuda_graph_config", "enforce_shared_experts_fusion")
     if unknown_in(a2a, waterfill):

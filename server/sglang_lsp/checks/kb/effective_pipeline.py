@@ -17,7 +17,10 @@ from . import effective_memory as memory
 from . import effective_moe as moe
 from . import effective_serving as serving
 from . import effective_spec as spec
-from .effective_state import State
+from .effective_state import NO_FLAG_FIELDS, State
+from ... import logger
+
+log = logger(__name__)
 
 Step = Callable[[State], None]
 
@@ -45,6 +48,7 @@ STEPS: tuple[Step, ...] = (
     serving.prefill_decode_interval_default,
     attention.sampling_backend_default,
     attention.deterministic_inference,
+    attention.snapshot_early_backend,
     attention.nvfp4_prefill_kv_dequant,
     attention.attention_backend_compatibility,
     attention.deepseek_trtllm_mla_prefill_graph,
@@ -80,16 +84,34 @@ def is_dummy(model_path: Any) -> Any:
 
 
 def run(resolver: Any) -> State:
-    """The resolving view of ``resolver``'s launch after sglang's whole pipeline."""
+    """The resolving view of ``resolver``'s launch after sglang's whole pipeline. A step that
+    fails (a modelling bug) is logged, and then every field the launch does not write is
+    unknown: a broken step must not pass for sglang's choice."""
     s = State(resolver)
-    for step in EARLY_STEPS:
-        step(s)
+    failed = []
+    steps = list(EARLY_STEPS)
+    for step in steps:
+        _run_step(s, step, failed)
     dummy = is_dummy(s["model_path"])
     if dummy is True:
-        serving.boundary_reduction(s)
+        _run_step(s, serving.boundary_reduction, failed)
         s.stopped = True
     else:
         for step in STEPS:
-            step(s)
-    serving.enable_dp_attention_report(s)
+            _run_step(s, step, failed)
+    _run_step(s, serving.enable_dp_attention_report, failed)
+    if failed:
+        s.memo["failed_steps"] = failed
+        parsed = resolver.parsed
+        for name in list(parsed.catalog.defaults) + list(NO_FLAG_FIELDS):
+            if not parsed.is_explicit(name):
+                s.set(name, UNKNOWN)
     return s
+
+
+def _run_step(s: State, step: Step, failed: list[str]) -> None:
+    try:
+        step(s)
+    except Exception:  # pragma: no cover - a modelling bug must not break a check
+        log.exception("resolution step %s failed", step.__name__)
+        failed.append(step.__name__)

@@ -34,7 +34,7 @@ def deprecated_dp_attention(s: State) -> None:
 def mega_moe_alias(s: State) -> None:
     """mega_moe_hook.py:handle_moe_runner_backend_alias: `--moe-runner-backend megamoe` is
     `--moe-a2a-backend megamoe` with the runner left at auto."""
-    runner = s["moe_runner_backend"]
+    runner = s.unless_hidden("moe_runner_backend")
     if runner is UNKNOWN:
         s.unknown("moe_runner_backend", "moe_a2a_backend")
     elif runner == "megamoe":

@@ -98,14 +98,13 @@ def eagle_family(s: State, algo: str) -> None:
         s.set("enable_mixed_chunk", False)
     arch = s.arch()
     if arch is UNKNOWN:
-        s.unknown("speculative_draft_model_path", "speculative_draft_model_revision", "speculative_num_steps",
-                  "speculative_eagle_topk", "speculative_num_draft_tokens", "speculative_use_rejection_sampling")
-        return
-    if arch in MTP_TARGETS and s["speculative_draft_model_path"] is None:
+        if s["speculative_draft_model_path"] is None:
+            s.unknown("speculative_draft_model_path", "speculative_draft_model_revision")
+    elif arch in MTP_TARGETS and s["speculative_draft_model_path"] is None:
         s.set("speculative_draft_model_path", s["model_path"])
         s.set("speculative_draft_model_revision", s["revision"])
     steps, topk, tokens = s["speculative_num_steps"], s["speculative_eagle_topk"], s["speculative_num_draft_tokens"]
-    if unknown_in(steps, topk, tokens):
+    if unknown_in(steps, topk, tokens) or (steps is None and arch is UNKNOWN and algo != "STANDALONE"):
         s.unknown("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
                   "speculative_use_rejection_sampling")
         return

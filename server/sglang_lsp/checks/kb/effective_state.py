@@ -72,6 +72,16 @@ class State:
         except conditions.ConditionError:
             return UNKNOWN  # a field this release's parser does not have
 
+    def unless_hidden(self, name: str) -> Any:
+        """The field, or its default when it is unknown only because an unknown expansion could
+        set it (not written): for the rare switches that would change what the launch writes (a
+        hidden `--moe-runner-backend megamoe` or `--enable-waterfill`), the written value is
+        taken as written (the rules' convention, docs/kb-format.md)."""
+        v = self[name]
+        if v is UNKNOWN and name not in self.declared and self.r.parsed.open and not self.r.parsed.is_explicit(name):
+            return self.r.cat.defaults.get(name, UNKNOWN)
+        return v
+
     def set(self, name: str, value: Any, env: bool = False) -> None:
         self.declared[name] = value
         if env:
