@@ -191,3 +191,15 @@ def test_json_lists_the_undecided_checks_per_launch(scripts, capsys):
     assert every == {"gpu", "model"} and every <= set(CAUSES)
     _, out, _ = run(capsys, "check", "--format", "json", "--gpu", "H100", "marlin.sh")
     assert json.loads(out)["undecided"] == []
+
+
+def test_the_candidates_of_a_class():
+    from sglang_lsp.context.facts import ANY_GPU, gpu_candidates, vendor_class
+
+    assert gpu_candidates(PROFILES["H100"], None) == (PROFILES["H100"],)
+    assert {p.name for p in gpu_candidates(None, None)} == {n for n, p in PROFILES.items() if p.vendor != "cpu"}
+    assert gpu_candidates(None, None) is ANY_GPU
+    assert {p.name for p in gpu_candidates(None, vendor_class("amd"))} == {"MI300X", "MI325X", "MI355X"}
+    # a class whose memory is none of its profiles' (an A100 40GB): tried without a memory size
+    [a100_40] = gpu_candidates(None, GpuClass("A100 40GB", (PROFILES["A100"],), memory_known=False))
+    assert a100_40.memory_mib is None and a100_40.sm == PROFILES["A100"].sm
