@@ -41,7 +41,6 @@ from ...catalog.argv import defaults
 from ...catalog.catalog import Catalog
 from ...context.facts import PROFILES, Context, GpuProfile, gpu_candidates
 from ...context.launch import launch_setup
-from ...fixes.edits import add_flag_edits, remove_flag_edits, set_value_edits
 
 log = logger(__name__)
 
@@ -710,6 +709,8 @@ def _rule_finding(rule: KbRule, parsed: ParsedArgs, r: LaunchResolver, inv: Invo
 
 def _render_fix(fx: dict, parsed: ParsedArgs, show: Callable[[str], str], inv: Invocation | None,
                 text_of) -> Fix | None:
+    from ...fixes.edits import add_flag_edits, remove_flag_edits, set_value_edits  # (only a rule with fixes)
+
     title = show(fx["title"])
     appl = Applicability(fx["applicability"])
     opt = parsed.catalog.lookup(fx["flag"])
