@@ -202,7 +202,9 @@ def test_arrays_expand_with_ranges_into_the_definition():
                                           "0.0.0.0"]
     assert doc.byte_to_linecol(inv.args[2].span.start) == (2, 3)
     assert doc.byte_to_linecol(inv.args[4].span.start) == (3, 8)
-    assert all(w.origin == "variable" for w in inv.args[:6])
+    # each written as it is in the array's definition: a fix of the word is an edit there
+    assert all(w.origin == "array" for w in inv.args[:6])
+    assert [src(doc, w) for w in inv.args[:6]] == ["--model-path", "/m", "--tp-size", "8", "--port", "30000"]
     assert not inv.open
 
 

@@ -69,7 +69,10 @@ class Word(Record):
         self.char_spans = char_spans  # a list, or a CharRun
         self.quote = quote  # the quoting of the source word: None, "'" or '"'
         self.known_prefix = known_prefix  # literal start of an unknown word, e.g. "--tp=" for --tp=$TP
-        self.origin = origin  # shell | array | variable | yaml | config
+        # shell (written here, in the command), array (an element written as it is in an array's
+        # definition in the file: the word can be edited there, but has no neighbours there that
+        # are its argv neighbours), variable (from a variable's value), yaml, config
+        self.origin = origin
         self.config_key = config_key  # for words that come from a --config YAML key
         # one argv word whatever its unknown part expands to (a Kubernetes / compose list item: the
         # kubelet's `$(VAR)` and Compose's `${VAR}` never split a list item into several words)

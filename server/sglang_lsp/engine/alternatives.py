@@ -15,8 +15,8 @@ may be there. A finding is reported when
   branch). Two words from two different ``if``s may never meet: bash may never take both
   branches, so a rule about the pair is not reported.
 
-A range no word of the path covers (the launcher words, a ``--config`` file's key) is taken as
-written on every path.
+The words a range is about are those within it (a flag and its value), else the one holding it;
+a range with no word of the path (a ``--config`` file's key) is taken as written on every path.
 
 The parse that stands for the launch (hover, placement, the deployment checks) has every value
 the paths agree on, and ``UNKNOWN`` where they differ.
@@ -43,15 +43,18 @@ def _covers(word: Word, span: Span) -> bool:
     return False
 
 
-def _word_at(words: list[Word], span: Span) -> tuple | None:
-    """The identity (where it is written, what it says) of the smallest word covering ``span``."""
-    best = None
-    for w in words:
-        if _covers(w, span) and (best is None or w.span.end - w.span.start < best.span.end - best.span.start):
-            best = w
-    if best is None:
-        return None
-    return best.span, best.text, best.known_prefix
+def _words_at(words: list[Word], span: Span) -> list[tuple]:
+    """The identities (where written, what they say) of the words a finding's range is about: those
+    within it (a flag and its values), else the smallest one holding it (a part of a word)."""
+    inside = [w for w in words if w.span.path == span.path and span.start <= w.span.start and w.span.end <= span.end
+              and w.span.start < w.span.end]
+    if not inside:
+        best = None
+        for w in words:
+            if _covers(w, span) and (best is None or w.span.end - w.span.start < best.span.end - best.span.start):
+                best = w
+        inside = [best] if best is not None else []
+    return [(w.span, w.text, w.known_prefix) for w in inside]
 
 
 def _key(f: Finding) -> tuple:
@@ -76,8 +79,7 @@ def merge_findings(runs: list[tuple[Invocation, list[Finding]]]) -> list[Finding
             if key in seen:
                 continue
             seen.add(key)
-            about = {w for w in (_word_at(words_of[p], s) for s in [f.span, *(r[0] for r in f.related)])
-                     if w is not None}
+            about = {w for s in [f.span, *(r[0] for r in f.related)] for w in _words_at(words_of[p], s)}
             holders = [{q for q in everywhere if ident in present[q]} for ident in about]
             if holders and not any(all(h <= other for other in holders) for h in holders):
                 continue  # its words may never be on one path together

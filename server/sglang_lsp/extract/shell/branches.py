@@ -37,7 +37,7 @@ TRANSPARENT = frozenset({
 _REPEATED = frozenset({"while_statement", "for_statement", "c_style_for_statement", "function_definition"})
 
 MAX_PATHS = 16  # argvs one command may have; past it, its branch-dependent values are unknown
-MAX_EVALUATIONS = 64  # evaluations of one command while its choices are found
+MAX_EVALUATIONS = 256  # evaluations of one command while its paths are found
 
 
 class _Never:
@@ -202,30 +202,37 @@ UNDECIDED = -1  # the branch of a construct left open: assignments under it make
 
 def paths(scope: Any, evaluate: Callable[[], Any]) -> list[tuple[dict[int, int], Any]] | None:
     """``evaluate()`` once per choice of the constructs it depends on, with ``scope.choice`` set:
-    (choice, result) per path, in the order of the branches. The constructs are chosen in the
-    order the evaluation meets them (the last assignment to a variable first); one whose
-    branches would make more than :data:`MAX_PATHS` paths is left UNDECIDED (what depends on it
-    unknown). ``None`` past :data:`MAX_EVALUATIONS` (``scope.choice`` is left ``None``: the
-    classic reading)."""
-    out: list[tuple[dict[int, int], Any]] = []
-    stack: list[dict[int, int]] = [{}]
+    (choice, result) per path, in the order of the branches; every combination of the branches
+    of the constructs it chooses, so that a word's paths are all the paths it is on.
+
+    A construct whose branches would make more than :data:`MAX_PATHS` paths is left UNDECIDED on
+    every path (an array appended to under it gets an unknown number of words there; another
+    value set under it is unknown), and the paths are found again without it. ``None`` past
+    :data:`MAX_EVALUATIONS` (``scope.choice`` is left ``None``: the classic reading)."""
+    undecided: dict[int, int] = {}
     evaluations = 0
     try:
-        while stack:
-            taken = stack.pop()
-            choice = scope.choice = Choice(taken)
-            result = evaluate()
-            evaluations += 1
-            if evaluations > MAX_EVALUATIONS:
-                return None
-            if choice.pending:
-                key, count = next(iter(choice.pending.items()))
-                if len(out) + len(stack) + count > MAX_PATHS:
-                    stack.append({**taken, key: UNDECIDED})
-                else:
+        while True:
+            out: list[tuple[dict[int, int], Any]] = []
+            stack: list[dict[int, int]] = [dict(undecided)]
+            overflow = None
+            while stack:
+                taken = stack.pop()
+                choice = scope.choice = Choice(taken)
+                result = evaluate()
+                evaluations += 1
+                if evaluations > MAX_EVALUATIONS:
+                    return None
+                if choice.pending:
+                    key, count = next(iter(choice.pending.items()))
+                    if len(out) + len(stack) + count > MAX_PATHS:
+                        overflow = key
+                        break
                     stack += [{**taken, key: alt} for alt in reversed(range(count))]
-                continue
-            out.append((taken, result))
-        return out
+                    continue
+                out.append((taken, result))
+            if overflow is None:
+                return out
+            undecided[overflow] = UNDECIDED
     finally:
         scope.choice = None

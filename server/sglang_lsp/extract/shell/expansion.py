@@ -25,10 +25,13 @@ class ShellValue:
     (``unknown``). A plain class rather than a dataclass: it needs none of the generated methods,
     and generating them costs a cold ``sglang-lsp check`` about half a millisecond per class."""
 
-    __slots__ = ("text", "spans", "unknown", "prefix")
+    __slots__ = ("text", "spans", "unknown", "prefix", "written")
 
     def __init__(self, text: str = "", spans: Sequence[tuple[int, int]] | None = None, unknown: bool = False,
-                 prefix: str = ""):
+                 prefix: str = "", written: tuple[int, int, str | None] | None = None):
+        # an array element written as it is in the checked file (``A=(--dtype bf16)``): the
+        # element's range and quoting, where an edit of the word belongs
+        self.written = written
         self.text = text
         # a list, or a CharRun while the value is one run of the file's own one-byte characters
         # (immutable, so it is shared rather than copied)
@@ -258,8 +261,10 @@ class Scope:
     def node_text(self, node: ts.Node) -> str:
         return self.source.data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
-    def _events(self, name: str, at: ts.Node) -> tuple[list[_Assignment], bool]:
-        """Assignments to ``name`` before ``at`` that still decide its value; flag = unknowable."""
+    def _events(self, name: str, at: ts.Node) -> tuple[list[_Assignment], bool, set[int]]:
+        """Assignments to ``name`` before ``at`` that still decide its value; flag = unknowable;
+        the ids of those that may or may not run (``ARGS+=(…)`` under a branch left undecided:
+        see branches.UNDECIDED)."""
         at_start = at.start_byte
         before = [a for a in self.assignments.get(name, ()) if a.end <= at_start]
         clobbers = self.clobbers.get(name, [])
@@ -275,31 +280,33 @@ class Scope:
                 if p is not None and p.start_byte <= at_start and at.end_byte <= p.end_byte:
                     last_clobber = max(last_clobber, n.start_byte)
         chain: list[_Assignment] = []
+        maybe: set[int] = set()
         target_ids = None  # the ancestors of `at`, found only for an assignment nested in something
         choice = self.choice
         for a in reversed(before):
             if a.start < last_clobber:
-                return chain[::-1], True
+                return chain[::-1], True, maybe
             if not a.top:  # (a top-level statement before `at` always runs first: see _dominates)
                 if target_ids is None:
                     target_ids = _ancestor_ids(at)
                 if choice is None:
                     if not _dominates(a.node, target_ids):
-                        return chain[::-1], True
+                        return chain[::-1], True, maybe
                 else:
                     found = guards(a.node, at, target_ids)
                     if found is None:
-                        return chain[::-1], True
-                    if found is not NEVER and found:
-                        runs = choice.decide(found)
-                        if runs is None:
-                            return chain[::-1], True
-                    if found is NEVER or found and not runs:
+                        return chain[::-1], True, maybe
+                    runs = choice.decide(found) if found is not NEVER and found else True
+                    if runs is None:
+                        if not (a.append and a.array):
+                            return chain[::-1], True, maybe
+                        maybe.add(id(a))  # elements that may be there: an unknown number of words
+                    elif found is NEVER or not runs:
                         continue  # (not on this path)
             chain.append(a)
             if not a.append and a.default is None:
-                return chain[::-1], False
-        return chain[::-1], last_clobber >= 0
+                return chain[::-1], False, maybe
+        return chain[::-1], last_clobber >= 0, maybe
 
     def is_assigned(self, name: str, at: ts.Node) -> bool:
         at_start = at.start_byte
@@ -307,8 +314,8 @@ class Scope:
 
     def scalar(self, name: str, at: ts.Node, depth: int) -> ShellValue | None:
         """Value of ``$name`` at ``at``; ``None`` when the file never assigns it."""
-        chain, unknowable = self._events(name, at)
-        if unknowable:
+        chain, unknowable, maybe = self._events(name, at)
+        if unknowable or maybe:
             v = ShellValue()
             v.hole()
             return v
@@ -348,7 +355,7 @@ class Scope:
         """Elements of ``${name[@]}``; ``None`` when unknowable or never assigned. A ``None``
         element stands for an unknown number of elements (``A=(x "${B[@]}" y)`` with ``B``
         unknown)."""
-        chain, unknowable = self._events(name, at)
+        chain, unknowable, maybe = self._events(name, at)
         if unknowable or not chain:
             return None
         first = chain[0]
@@ -361,6 +368,8 @@ class Scope:
                 if out:
                     return None  # (whether its first element is empty: not worth knowing)
                 out.append(self._value_of(a.value, depth) if a.value is not None else ShellValue())
+            elif id(a) in maybe:
+                out.append(None)
             elif a.array:
                 elements = self._array_elements(a, depth)
                 if elements is None:
@@ -385,7 +394,8 @@ class Scope:
         for child in a.value.named_children:
             plain = plain_text(data, child) if data is not None else None
             if plain is not None:  # the common element, without the general evaluation
-                words.append(ShellValue(plain[0], CharRun(plain[1], len(plain[0]))))
+                words.append(ShellValue(plain[0], CharRun(plain[1], len(plain[0])),
+                                        written=(child.start_byte, child.end_byte, plain[2])))
                 continue
             if child.type == "comment":
                 continue
@@ -762,6 +772,8 @@ def _split(val: ShellValue) -> list[ShellValue | None]:
     """Field splitting of an unquoted expansion."""
     if val.unknown:
         return [None]
+    if val.text and _IFS.search(val.text) is None:
+        return [val]  # one field: the value itself (an array element keeps where it is written)
     out: list[ShellValue | None] = []
     pos = 0
     for m in _IFS.finditer(val.text):

@@ -222,6 +222,10 @@ def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Wo
         if piece.unknown:
             words.append(Word(None, span, None, quote, piece.prefix, "shell", whole=len(pieces) == 1 and _unsplit(arg)))
             continue
+        if piece.written is not None:  # an element written in an array's definition in this file
+            a, b, element_quote = piece.written
+            words.append(Word(piece.text, _new_span(Span, (a, b, path)), piece.spans, element_quote, "", "array"))
+            continue
         spans = piece.spans
         # characters that come from outside this word (a variable's definition; see _outside)
         if type(spans) is CharRun:
