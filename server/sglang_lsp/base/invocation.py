@@ -225,14 +225,15 @@ def may_contain_launch(data: bytes) -> bool:
     return _LAUNCH_HINT.search(data) is not None or b"sglang" in _QUOTING.sub(b"", data)
 
 
-_NAMES_LAUNCHER = re.compile(rb"launch_server|launch_router|dynamo\.sglang|sglang\s+serve")
-
-
 def names_sglang(data: bytes) -> bool:
     """Whether a text names sglang's launcher (``sglang.launch_server``, ``sglang serve``, the
     router, Dynamo's sglang worker) outright, quotes and backslashes aside: a command of any name
     whose text does may be a wrapper of a launch, a variable whose value does may hold one."""
-    return b"sglang" in data and _NAMES_LAUNCHER.search(_QUOTING.sub(b"", data)) is not None
+    if b"sglang" not in data:
+        return False
+    text = _QUOTING.sub(b"", data)
+    return b"launch_server" in text or b"launch_router" in text or b"dynamo.sglang" in text \
+        or (b"serve" in text and re.search(rb"sglang\s+serve", text) is not None)
 
 
 def _module_kind(module: str | None) -> tuple[str, str] | None:

@@ -22,8 +22,6 @@ from ..rules import finding
 from ..catalog.parsed import ParsedArgs
 from ..catalog.argv import resolve
 from ..catalog.catalog import Catalog, load_catalog
-from ..catalog.dialects import sglang_words
-from .alternatives import merge_findings, merged_parse
 from ..checks.deployment import deployment_findings
 from ..base.document import Document, decode
 from ..base.findings import Applicability, CheckError, Edit, Finding, Fix, Record, Span
@@ -248,6 +246,8 @@ def _check_launch(inv: Invocation, cat: Catalog, result: Result, config_refs: di
             result.parsed.append(result.launch_parses[id(inv)])
         return
     # a launch the script builds in several ways: each argv checked, the findings merged
+    from .alternatives import merge_findings, merged_parse  # (only then: a cold check imports less)
+
     runs: list[tuple[Invocation, list[Finding]]] = []
     parses: list[ParsedArgs] = []
     for alt in inv.alternatives:
@@ -270,7 +270,11 @@ def _check_launch(inv: Invocation, cat: Catalog, result: Result, config_refs: di
 def _check_argv(inv: Invocation, cat: Catalog, result: Result, config_refs: dict | None = None) -> ParsedArgs | None:
     """Resolve one argv of a launch and check it: its findings added to ``result``, its parse in
     ``result.launch_parses`` (``None``: a launch the engine does not check)."""
-    args = sglang_words(inv.dialect, list(inv.args))
+    args = list(inv.args)
+    if inv.dialect != "sglang":
+        from ..catalog.dialects import sglang_words  # (only then: a cold check imports less)
+
+        args = sglang_words(inv.dialect, args)
     if inv.program and inv.program[-1].text == "serve":
         args = _serve_argv(args, cat)
         if args is None:

@@ -33,6 +33,13 @@ TRANSPARENT = frozenset({
     "program", "compound_statement", "do_group", "redirected_statement", "declaration_command",
     "variable_assignment", "variable_assignments", "subshell",
 })
+
+
+def field_of(parent: ts.Node, child: ts.Node) -> str | None:
+    for i, c in enumerate(parent.children):
+        if c.id == child.id:
+            return parent.field_name_for_child(i)
+    return None
 # statements whose body may run any number of times (or, for a function, whenever it is called)
 _REPEATED = frozenset({"while_statement", "for_statement", "c_style_for_statement", "function_definition"})
 
@@ -48,13 +55,6 @@ class _Never:
 NEVER: Any = _Never()
 
 Guards = tuple[tuple[int, int, int], ...]
-
-
-def field_of(parent: ts.Node, child: ts.Node) -> str | None:
-    for i, c in enumerate(parent.children):
-        if c.id == child.id:
-            return parent.field_name_for_child(i)
-    return None
 
 
 def _if_branch(node: ts.Node, child: ts.Node) -> tuple[int, int] | None:

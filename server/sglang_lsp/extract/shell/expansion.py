@@ -155,6 +155,9 @@ class Scope:
         # written as holes (see script_with_holes), the names collected here
         self.holes: list[str] | None = None
         self._launch_bearing: frozenset[str] | None = None
+        # set when a read (without a choice) met an assignment that may not run on the way: the
+        # value then depends on the branches taken (see extract.shell.branches)
+        self.met_branch = False
         data = source.data
         for node in pass_.assignments:
             name_node = node.child_by_field_name("name")
@@ -245,9 +248,12 @@ class Scope:
         found = self._launch_bearing
         if found is None:
             data = self.source.data
-            texts = {name: [data[a.start:a.end] for a in assigns] for name, assigns in self.assignments.items()}
-            names = {name for name, values in texts.items() if any(names_sglang(t) for t in values)}
+            names = {name for name, assigns in self.assignments.items()
+                     if any(data.find(b"sglang", a.start, a.end) != -1 and names_sglang(data[a.start:a.end])
+                            for a in assigns)}
             grown = bool(names)
+            texts = {name: [data[a.start:a.end] for a in assigns] for name, assigns in self.assignments.items()} \
+                if names else {}
             while grown:
                 grown = False
                 marks = [m for n in names for m in (b"$" + n.encode(), b"${" + n.encode())]
@@ -291,6 +297,7 @@ class Scope:
                     target_ids = _ancestor_ids(at)
                 if choice is None:
                     if not _dominates(a.node, target_ids):
+                        self.met_branch = True
                         return chain[::-1], True, maybe
                 else:
                     found = guards(a.node, at, target_ids)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import tree_sitter as ts
 
@@ -17,12 +18,11 @@ from ...base import queries
 from ...base.findings import Span
 from ...base.invocation import (CharRun, Invocation, LaunchMatch, Word, match_launch, may_be_launcher,
                                may_contain_launch, may_start_launch, names_sglang, never_runs_its_words)
-from .alternatives import alternatives_of, flat, group, program_key
-from .branches import Choice, paths
 from .expansion import Scope, ShellValue, expand_node, plain_text, quote_of, word_value
-from .scripts import (argument_node, forget_holes, heredoc_is_shell, heredoc_script, lone_expansion,
-                      script_with_holes)
 from .source import Source
+
+# (.branches, .alternatives and .scripts are imported where a script needs them: most scripts have
+# one argv per launch and no script in a string, and a cold check imports less)
 
 
 class CommandWalk:
@@ -255,7 +255,7 @@ SINGLE_WORD_ENVIRONMENT = frozenset({
     "SLURM_NODEID", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NNODES", "SLURM_JOB_NUM_NODES", "SLURM_NTASKS",
     "SLURM_NTASKS_PER_NODE", "SLURM_JOB_ID", "SLURM_JOBID", "SLURM_ARRAY_TASK_ID", "SLURM_STEP_ID",
     "SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE", "SLURMD_NODENAME", "SLURM_JOB_NODELIST",
-    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK", "MASTER_PORT",
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_PORT",
     "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
     "PMIX_RANK", "LWS_WORKER_INDEX", "LWS_GROUP_SIZE", "LWS_LEADER_ADDRESS", "JOB_COMPLETION_INDEX",
     "SKYPILOT_NODE_RANK", "SKYPILOT_NUM_NODES", "SKYPILOT_NUM_GPUS_PER_NODE", "HOSTNAME",
@@ -371,10 +371,24 @@ def extract(source: Source, base_dir: str | None = None, depth: int = 0,
     reader = _Reader(scope, base_dir, depth)
     for cmd, name in pass_.commands:
         reader.command(cmd, name)
-    return ShellScript(group(reader.invocations), tree, source, scope)
+    invocations = reader.invocations
+    if len(invocations) > 1:
+        from .alternatives import group
+
+        invocations = group(invocations)
+    return ShellScript(invocations, tree, source, scope)
 
 
 MAX_NESTING = 4
+
+
+def _choice(taken: dict[int, int] | None) -> Any:
+    """The scope's choice for reading one path again (``None``: no branch to choose)."""
+    if taken is None:
+        return None
+    from .branches import Choice
+
+    return Choice(taken)
 
 
 class _Reader:
@@ -396,7 +410,9 @@ class _Reader:
             raw = data[name_node.start_byte : name_node.end_byte]
             if b"\\" not in raw:
                 literal = raw.decode("utf-8", "surrogateescape")
-        if b"<<" in data[cmd.start_byte : (cmd.parent or cmd).end_byte]:
+        statement = cmd.parent
+        if statement is not None and statement.type == "redirected_statement" \
+                and data.find(b"<<", cmd.end_byte, statement.end_byte) != -1:
             self._heredoc(cmd, literal)
         if literal is not None:
             if literal == "eval":
@@ -412,30 +428,33 @@ class _Reader:
         if not self._launches(cmd, name_node):
             self._held(cmd)
 
-    def _evaluate(self, cmd: ts.Node, name_node: ts.Node) -> tuple[list[Word], bool]:
-        open_flag = [False]
-        words = _command_words(self.scope, [name_node], open_flag)
-        words += _command_words(self.scope, cmd.children_by_field_name("argument") + _after_redirects(cmd),
-                                open_flag)
-        return words, open_flag[0]
-
     def _launches(self, cmd: ts.Node, name_node: ts.Node, eval_: bool = False) -> bool:
         """The launches ``cmd`` starts, one per path of its words through the script's branches;
         whether it starts any."""
         scope = self.scope
         del scope.unassigned[:]
-        if not eval_:
-            open_flag = [False]
-            first = _command_words(scope, [name_node], open_flag)
-            if first and first[0].text is not None and not may_start_launch(first[0]) \
-                    and not names_sglang(scope.source.data[cmd.start_byte : cmd.end_byte]):
-                return False  # an unrelated command: its arguments are never expanded
-        found = paths(scope, lambda: self._evaluate(cmd, name_node))
-        if found is None:  # too many paths: their branch-dependent values unknown
-            found = [(None, self._evaluate(cmd, name_node))]
+        scope.met_branch = False
+        name_open = [False]
+        first = _command_words(scope, [name_node], name_open)
+        if not eval_ and first and first[0].text is not None and not may_start_launch(first[0]) \
+                and not names_sglang(scope.source.data[cmd.start_byte : cmd.end_byte]):
+            return False  # an unrelated command: its arguments are never expanded
+        arguments = cmd.children_by_field_name("argument") + _after_redirects(cmd)
+
+        def evaluate() -> tuple[list[Word], bool]:
+            if scope.choice is None:  # (the name as read above)
+                open_flag = [name_open[0]]
+                words = list(first)
+            else:
+                open_flag = [False]
+                words = _command_words(scope, [name_node], open_flag)
+            words += _command_words(scope, arguments, open_flag)
+            return words, open_flag[0]
+
+        found = self._paths(evaluate, fresh=False)
         launches: list[Invocation] = []
         for taken, (words, open_) in found:
-            scope.choice = None if taken is None else Choice(taken)
+            scope.choice = _choice(taken)
             try:
                 if eval_:
                     if len(words) > 1:
@@ -459,6 +478,20 @@ class _Reader:
         self._add(launches)
         return bool(launches)
 
+    def _paths(self, evaluate: Any, fresh: bool = True) -> list[tuple[dict[int, int] | None, Any]]:
+        """``evaluate()`` once per path through the branches its values depend on (see
+        extract.shell.branches); once, with no choice, when none does (``fresh``: whether to
+        forget the branches met by reads before it)."""
+        scope = self.scope
+        if fresh:
+            scope.met_branch = False
+        result = evaluate()
+        if not scope.met_branch:
+            return [(None, result)]
+        from .branches import paths
+
+        return paths(scope, evaluate) or [(None, result)]  # (None: too many, read unknown)
+
     def _invocation(self, cmd: ts.Node, match: LaunchMatch, words: list[Word], open_: bool,
                     env: dict[str, str | None]) -> Invocation:
         source = self.scope.source
@@ -474,6 +507,11 @@ class _Reader:
 
     def _add(self, launches: list[Invocation]) -> None:
         """The launches of one command: those of one launcher, on several paths, are one launch."""
+        if len(launches) < 2:
+            self.invocations += launches
+            return
+        from .alternatives import alternatives_of, program_key
+
         by_program: dict[tuple, list[Invocation]] = {}
         for inv in launches:
             by_program.setdefault(program_key(inv), []).append(inv)
@@ -489,6 +527,8 @@ class _Reader:
             return []
         holes = list(holes or ())
         if script.text is None:
+            from .scripts import argument_node, script_with_holes
+
             if node is None:
                 node = argument_node(scope, cmd, script.span)
             partly = script_with_holes(scope, node, script) if node is not None else None
@@ -502,8 +542,10 @@ class _Reader:
                 v = scope.scalar(name_, cmd, 0)
                 inner_env[name_] = None if v is None or v.unknown else Word(v.text, Span(0, 0), v.spans)
         nested = extract(Source.from_word(script), self.base_dir, self.depth + 1, inner_env)
-        found = flat(nested.invocations)
+        found = [alt for inv in nested.invocations for alt in inv.alternatives or (inv,)]
         if holes:
+            from .scripts import forget_holes
+
             forget_holes(found)
         for inv in found:
             inv.env = {**env, **inv.env}
@@ -519,15 +561,17 @@ class _Reader:
         bearing = scope.launch_bearing()
         if not bearing:
             return
+        from .alternatives import flat
+        from .scripts import lone_expansion
+
         launches: list[Invocation] = []
         for arg in cmd.children_by_field_name("argument"):
             held = lone_expansion(scope, arg)
             if held is None or held[0] not in bearing:
                 continue
             if held[1]:  # "${A[@]}": the array's words are a command
-                found = paths(scope, lambda: self._evaluate_words(arg)) or [(None, self._evaluate_words(arg))]
-                for taken, (words, open_) in found:
-                    scope.choice = None if taken is None else Choice(taken)
+                for taken, (words, open_) in self._paths(lambda: self._evaluate_words(arg)):
+                    scope.choice = _choice(taken)
                     try:
                         match = match_launch(words)
                         if match is None:
@@ -539,9 +583,8 @@ class _Reader:
                     finally:
                         scope.choice = None
                 continue
-            found_scripts = paths(scope, lambda: word_value(scope, arg)) or [(None, word_value(scope, arg))]
-            for taken, value in found_scripts:
-                scope.choice = None if taken is None else Choice(taken)
+            for taken, value in self._paths(lambda: word_value(scope, arg)):
+                scope.choice = _choice(taken)
                 try:
                     span = scope.source.span(arg.start_byte, arg.end_byte)
                     script = Word(None if value.unknown else value.text, span, None if value.unknown else value.spans,
@@ -567,6 +610,8 @@ class _Reader:
         redirect = next((c for c in parent.named_children if c.type == "heredoc_redirect"), None)
         if redirect is None or not names_sglang(self.scope.source.data[redirect.start_byte:redirect.end_byte]):
             return
+        from .scripts import heredoc_is_shell, heredoc_script
+
         if not heredoc_is_shell(self.scope, cmd, parent, literal):
             return
         found = heredoc_script(self.scope, redirect)
