@@ -219,20 +219,24 @@ SLURM = "#!/bin/bash\n#SBATCH --gres=gpu:4\n"
 
 @pytest.mark.parametrize("value", ['--model-path "$MODEL"', '--model-path /m --port "$PORT"',
                                    '--model-path /m --node-rank $SLURM_NODEID', '--model-path "${MODEL:?}"',
-                                   '--model-path /m --host "$HOST"'])
+                                   '--model-path /m --host "$HOST"', '--model-path /m --host $HOST',
+                                   '--model-path $MODEL --port ${PORT}', '--model-path /m --tp $TP'])
 def test_an_unknown_value_does_not_silence_the_gpu_count(value):
+    """Quoted, a scheduler's one-word variable, or a plain variable right after an option that
+    takes one value (`--host $HOST`, also an abbreviation: `--tp $TP` then `--tp-size 8` wins)."""
     text = SLURM + f"python3 -m sglang.launch_server {value} --tp-size 8\n"
     assert "SGL050" in _codes(text), value
+    assert not _launches(text)[1][0].open, value
 
 
-def test_an_unquoted_unknown_value_may_add_flags():
-    """`--host $HOST`: bash splits an unquoted expansion at blanks, so `$HOST` may be several words
-    (`HOST="0.0.0.0 --nnodes 2"` halves the GPUs per node): the argv is open and the GPU count,
-    which unwritten flags change, stays quiet. Quoted, or a scheduler's one-word variable, it
-    fires (above)."""
-    text = SLURM + "python3 -m sglang.launch_server --model-path /m --host $HOST --tp-size 8\n"
-    assert "SGL050" not in _codes(text)
-    assert _launches(text)[1][0].open
+@pytest.mark.parametrize("extra", ["--enable-metrics $EXTRA", "$EXTRA_ARGS", "--not-an-option $X"])
+def test_an_unquoted_unknown_word_that_is_no_value_may_add_flags(extra):
+    """bash splits an unquoted expansion at blanks: after a switch, alone, or after an option
+    sglang does not know, it may be several words (`--nnodes 2` halves the GPUs per node), so the
+    argv is open and the GPU count, which unwritten flags change, stays quiet."""
+    text = SLURM + f"python3 -m sglang.launch_server --model-path /m {extra} --tp-size 8\n"
+    assert "SGL050" not in _codes(text), extra
+    assert _launches(text)[1][0].open, extra
 
 
 def test_docker_gpus_with_an_unset_model():

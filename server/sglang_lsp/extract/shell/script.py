@@ -203,17 +203,18 @@ def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Wo
 
     An unknown value is one word, whatever it holds, when the shell does not split it: it is
     quoted (``"$MODEL"``, ``--x="$V"``), or it is a variable of the environment whose value is
-    one word by definition (``$SLURM_NODEID``: see SINGLE_WORD_ENVIRONMENT). That word cannot
-    add flags. An unquoted unknown expansion (``$HOST``) may be any number of words, also none:
-    bash splits it at blanks, so the words after it may be flags the file does not show (the
-    argv is *open*), even when it stands where a flag's value is."""
+    one word by definition (``$SLURM_NODEID``: see SINGLE_WORD_ENVIRONMENT), or it is a plain
+    variable standing where a flag's one value is (``--host $HOST``: see _value_after_flag). That
+    word cannot add flags. Any other unquoted unknown expansion (``$EXTRA_ARGS``) may be any number
+    of words, also none: bash splits it at blanks, so the words after it may be flags the file
+    does not show (the argv is *open*)."""
     span = scope.source.span(arg.start_byte, arg.end_byte)
     pieces = expand_node(scope, arg)
     quote = quote_of(arg)
     lo, hi, path = span
     for piece in pieces:
         if piece is None:
-            if len(pieces) == 1 and _single_word_environment(scope, arg):
+            if len(pieces) == 1 and (_single_word_environment(scope, arg) or _value_after_flag(scope, arg, words)):
                 words.append(Word(None, span, None, quote, "", "shell", whole=True))
                 continue
             open_flag[0] = True
@@ -274,6 +275,41 @@ def _single_word_environment(scope: Scope, arg: ts.Node) -> bool:
         return False
     return name is not None and scope.node_text(name) in SINGLE_WORD_ENVIRONMENT \
         and not scope.assignments.get(scope.node_text(name))
+
+
+def _value_after_flag(scope: Scope, arg: ts.Node, words: list[Word]) -> bool:
+    """Whether ``arg`` is a plain ``$NAME`` / ``${NAME}`` written right after a long option that
+    takes exactly one value (``--host $HOST``, ``--model-path $MODEL``, Dynamo's ``--endpoint
+    $EP``): the variable is that option's value, one word (issue 19 §2: a word in a value
+    position cannot change how many GPUs a launch uses). Bash would split a value holding blanks,
+    but a script whose ``$HOST`` carries further flags is not one this reads; a variable after a
+    switch (``--enable-metrics $EXTRA``), after an unknown option or written alone still opens
+    the argv. Arity is the default release's (no option's arity changes between releases)."""
+    if not words or not _plain_variable(arg):
+        return False
+    before = words[-1].text
+    if before is None or not before.startswith("--") or "=" in before:
+        return False
+    from ...catalog.catalog import load_catalog
+    from ...catalog.dialects import dynamo_flags
+
+    catalog = load_catalog()
+    option = catalog.lookup(before)
+    if option is None:  # an abbreviation argparse accepts (``--tp $TP``): one option it names
+        named = {catalog.lookup(s) for s in catalog.prefix_matches(before)}
+        option = named.pop() if len(named) == 1 else None
+    if option is not None:
+        return not option.is_switch and option.nargs is None
+    return dynamo_flags().get(before) == 1
+
+
+def _plain_variable(arg: ts.Node) -> bool:
+    """``$NAME`` or ``${NAME}`` (no operator, no index, no command substitution)."""
+    if arg.type == "simple_expansion":
+        kids = arg.named_children
+        return len(kids) == 1 and kids[0].type == "variable_name"
+    return arg.type == "expansion" and arg.named_child_count == 1 and arg.child_count == 3 \
+        and arg.named_children[0].type == "variable_name"
 
 
 _SPLIT_BY_THE_SHELL = frozenset({"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion",
