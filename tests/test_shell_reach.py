@@ -155,6 +155,24 @@ def test_a_string_run_later(run):
     assert _found(text) == [("SGL001", 1, text.index("--bogus") + 1, "--bogus")], run
 
 
+def test_a_string_handed_to_a_function_that_evals_it():
+    """`run() { eval "$1"; }` runs the command its caller hands it (Mooncake's tone tests): the
+    `eval` may change variables inside that function's body from there on, not the variables a
+    later command elsewhere reads (`$EXEC` here). An `eval` outside a function still leaves every
+    variable unknown after it."""
+    text = ('EXEC="docker exec c bash -c"\n'
+            'run() {\n  local full="$1"\n  eval "$full"\n}\n'
+            'start() {\n'
+            '  local cmd="${EXEC} \\"python -m sglang.launch_server --model-path $1 --bogus > log 2>&1 &\\""\n'
+            '  run "$cmd" "python -m sglang.launch_server.*$1"\n}\n')
+    assert [(code, line, src) for code, line, _, src in _found(text)] == [("SGL001", 7, "--bogus")]
+    inside = 'f() {\n  M=/m\n  eval "$1"\n  python3 -m sglang.launch_server --model-path $M --dtype bf16\n}\n'
+    assert _launches(inside)[1][0].args[1].text is None
+    outside = 'M=/m\neval "$SETUP"\npython3 -m sglang.launch_server --model-path $M\n'
+    assert _launches(outside)[1][0].args[1].text is None
+    assert _launches(outside.replace('eval "$SETUP"', 'f() { eval "$1"; }'))[1][0].args[1].text == "/m"
+
+
 def test_a_string_run_in_several_ways_is_one_launch():
     text = ('cmd="python -m sglang.launch_server --model-path /m --bogus"\n'
             'eval "$cmd"\nbash -c "$cmd"\n$cmd\necho "$cmd"\n')

@@ -136,6 +136,16 @@ def _dominates(assign: ts.Node, target_ids: set[int]) -> bool:
 _field_of = field_of
 
 
+def _function_body(node: ts.Node) -> ts.Node | None:
+    """The body of the function definition ``node`` is written in, if any."""
+    p = node.parent
+    while p is not None:
+        if p.type == "function_definition":
+            return p.child_by_field_name("body")
+        p = p.parent
+    return None
+
+
 class Scope:
     """Every assignment in one parsed source, and how to evaluate a variable at a node."""
 
@@ -146,6 +156,9 @@ class Scope:
         self.assignments: dict[str, list[_Assignment]] = {}
         self.clobbers: dict[str, list[ts.Node]] = {}
         self.clobber_all: list[ts.Node] = []
+        # `eval` in a function's body (`run() { eval "$1"; }`, a helper that runs the command it is
+        # handed): unknown from there on inside that body only, (node, body start, body end)
+        self.clobber_within: list[tuple[ts.Node, int, int]] = []
         self.outer_env = outer_env or {}
         self.unassigned: list[tuple[str, ts.Node]] = []  # `$X` the file never assigns, as they are met
         # the branches taken (branches.Choice) while one path of a command is evaluated; None: an
@@ -212,7 +225,11 @@ class Scope:
                     if not self.node_text(arg).startswith("-"):
                         self.clobbers.setdefault(self.node_text(arg), []).append(arg)
             elif word in (b"source", b".", b"eval"):  # any variable may change
-                self.clobber_all.append(cmd)
+                body = _function_body(cmd) if word == b"eval" else None
+                if body is None:
+                    self.clobber_all.append(cmd)
+                else:
+                    self.clobber_within.append((cmd, body.start_byte, body.end_byte))
 
     def _default_assignment(self, root: ts.Node, at: int) -> None:
         """``${NAME:=value}`` / ``${NAME=value}`` at byte ``at``: an assignment when NAME is unset
@@ -285,6 +302,9 @@ class Scope:
                 p = n.parent
                 if p is not None and p.start_byte <= at_start and at.end_byte <= p.end_byte:
                     last_clobber = max(last_clobber, n.start_byte)
+        for n, lo, hi in self.clobber_within:
+            if n.end_byte <= at_start and lo <= at_start < hi:
+                last_clobber = max(last_clobber, n.start_byte)
         chain: list[_Assignment] = []
         maybe: set[int] = set()
         target_ids = None  # the ancestors of `at`, found only for an assignment nested in something
