@@ -32,12 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import discovery as config_discovery
-from .discovery import (  # noqa: F401 (this module's interface, as before the split)
-    CONFIG_FILE, PYPROJECT, TOOL_TABLE, ConfigError, find, governing_file, invalidate, toml_reader,
-)
+from .discovery import PYPROJECT, TOOL_TABLE, ConfigError, governing_file, toml_reader
 from ..base.findings import Severity
 from ..context.precedence import Origin
-from .selection import Selection, selected, severity_for  # noqa: F401 (this module's interface)
+from .selection import Selection
 
 SCALAR_KEYS = ("gpu", "sglang-version")
 CODE_LIST_KEYS = ("select", "extend-select", "ignore")

@@ -5,6 +5,9 @@ against the catalog (with the ``--config`` file merged in) → catalog checks �
 comments, rule selection and configured severities (:mod:`sglang_lsp.engine.settings`; the
 settings of every level, with their origins, are ``Result.context``). An exception inside
 one check is contained and reported as an internal error, never as a finding.
+
+The ``--config`` file of a launch is read here (its findings: unreadable SGL016, several
+``--config`` SGL018, ``--config=FILE`` SGL020, not YAML SGL030).
 """
 
 from __future__ import annotations
@@ -16,22 +19,22 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import settings as file_context
 from .. import logger
-from ..rules import finding
-from ..catalog.parsed import ParsedArgs
-from ..catalog.argv import resolve
-from ..catalog.catalog import Catalog, load_catalog
-from ..checks.deployment import deployment_findings
 from ..base.document import Document, decode
 from ..base.findings import Applicability, CheckError, Edit, Finding, Fix, Record, Span
 from ..base.invocation import Invocation, Word
-from ..context.launch import add_inferred
+from ..catalog.argv import resolve
+from ..catalog.catalog import Catalog, load_catalog
+from ..catalog.parsed import ParsedArgs
+from ..checks.deployment import deployment_findings
 from ..checks.kb.evaluate import kb_findings
-from ..extract.shell.source import Source
-from ..extract.shell.script import extract
 from ..checks.shell import (HeredocFile, continuation_findings, explain_placeholders, heredoc_files,
-                           unassigned_variable_findings)
+                            unassigned_variable_findings)
+from ..context.launch import add_inferred
+from ..extract.shell.script import extract
+from ..extract.shell.source import Source
+from ..rules import finding
+from . import settings as file_context
 
 log = logger(__name__)
 
@@ -78,7 +81,7 @@ class Result:
                  documents: dict[str, Document] | None = None, errors: list[str] | None = None, tree: Any = None,
                  launch_parses: dict[int, ParsedArgs] | None = None, options: Options | None = None,
                  context: Any = None, directives: Any = None, scope: Any = None,
-                 launch_findings: dict[int, list[Finding]] | None = None):
+                 launch_findings: dict[int, list[Finding]] | None = None, undecided: dict[int, Any] | None = None):
         self.path = path
         self.document = document
         self.findings = findings
@@ -98,6 +101,9 @@ class Result:
         # variable scope (shell), and id(invocation) → the findings its own checks produced
         self.scope = scope
         self.launch_findings = {} if launch_findings is None else launch_findings
+        # id(invocation) (id(parse) for a --config mapping checked on its own) → the knowledge-base
+        # checks that launch left undecided (checks.kb.undecided.LaunchUndecided, worked out when asked)
+        self.undecided = {} if undecided is None else undecided
 
 
 def launch_parse(result: Result, inv: Invocation) -> ParsedArgs | None:

@@ -55,6 +55,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__
+from ..config import discovery as config_discovery
 from ..config import project as project_config
 from ..catalog.catalog import Catalog, load_catalog
 from ..base.document import Document
@@ -62,13 +63,13 @@ from ..engine.check import Result, check_document
 from ..engine.incremental import ScopeState, recheck
 from . import convert
 from .documents import Snapshot, TextChange, apply_changes, open_snapshot, uri_to_path, with_tree
-from .features import actions, completion, explain, hover, inlay, symbols
+from .features import actions, completion, effective, explain, hover, inlay, symbols
 from .settings import SECTION, KNOWN_KEYS, Settings, parse as parse_settings, section_of
 
 log = logging.getLogger("sglang_lsp.lsp")
 
 EXPLAIN_COMMAND = "sglang-lsp.explainError"
-CONFIG_NAMES = (project_config.CONFIG_FILE, project_config.PYPROJECT)
+CONFIG_NAMES = (config_discovery.CONFIG_FILE, config_discovery.PYPROJECT)
 DEFAULT_DEBOUNCE_MS = 0.0
 # Comma-separated feature names that raise on purpose (tests of failure containment only).
 FAULT_ENV = "SGLANG_LSP_FAULT_INJECTION"
@@ -362,7 +363,7 @@ class SglangLanguageServer(LanguageServer):
             return options
         try:
             cfg = project_config.discover(start)
-        except project_config.ConfigError as exc:
+        except config_discovery.ConfigError as exc:
             self.config_errors.setdefault(exc.path, "; ".join(exc.problems))
             return options
         self.config_errors = {p: m for p, m in self.config_errors.items() if cfg is None or p not in cfg.files}
@@ -384,7 +385,7 @@ class SglangLanguageServer(LanguageServer):
         """A configuration file was created, changed, saved or deleted: read them again and
         re-check every open document."""
         log.info("configuration changed: %s", ", ".join(paths))
-        project_config.invalidate()
+        config_discovery.invalidate()
         self.config_shown.clear()
         self.generation += 1
         self.recheck_all()
@@ -753,6 +754,25 @@ def create_server() -> SglangLanguageServer:
         start = convert.to_byte(doc, params.range.start, server.encoding)
         end = convert.to_byte(doc, params.range.end, server.encoding)
         return inlay.inlay_hints(result, start, end, server.encoding)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    @_contained(server, "codeLens", list)
+    async def on_code_lens(params: types.CodeLensParams):
+        result = await server.result_for(params.text_document.uri)
+        return effective.code_lenses(result, params.text_document.uri, server.encoding) if result else []
+
+    @server.command(effective.EFFECTIVE_COMMAND)
+    @_contained(server, "effectiveConfiguration", lambda: None)
+    async def effective_configuration(*args):
+        uri = args[0] if args and isinstance(args[0], str) else None
+        result = await server.result_for(uri) if uri is not None else None
+        if result is None:
+            return None
+        at = effective.position_argument(args[1] if len(args) > 1 else None)
+        offset = None
+        if at is not None and convert.in_range(result.document, at):
+            offset = convert.to_byte(result.document, at, server.encoding)
+        return effective.effective_configuration(result, uri, offset)
 
     @server.command(EXPLAIN_COMMAND)
     @_contained(server, "explainError", lambda: {"line": "", "matches": []})

@@ -49,7 +49,7 @@ from ...catalog.parsed import ParsedArgs
 from ...context.script_placement import carry_placements
 from ...checks.deployment import carry_launches, deployment_findings
 from ...base.document import Document
-from ..check import (Options, Result, catalog_named, check_invocation, without_echoes, check_document)
+from ..check import Options, Result, catalog_named, check_invocation, without_echoes, check_document
 from ...base.findings import Finding, Span
 from ...base.invocation import Invocation, Word
 from ...context.launch import add_inferred
@@ -699,6 +699,9 @@ class _Reuse:
             self.kept[id(old)] = (old, inv, new_parsed)
         result.findings += moved
         result.launch_findings[id(inv)] = moved
+        undecided = self.previous.undecided.get(id(old))
+        if undecided is not None:
+            result.undecided[id(inv)] = undecided.moved(inv)
         return True
 
     def _sees_the_same(self, old: Invocation, inv: Invocation, mark: int) -> bool:
