@@ -591,6 +591,22 @@ class _Recorder(LaunchResolver):
         super().__init__(*args)
         self._reading: list[tuple[set[str], set[str]]] = [(set(), set())]
         self.reads: dict[str, tuple[set[str], set[str]]] = {}
+        self._pipeline_reads: tuple[set[str], set[str]] | None = None
+
+    def pipeline(self) -> Any:
+        """sglang's resolution pipeline runs once per launch and serves every field after it: each
+        field that uses it reads everything the run read, not only the first one to ask."""
+        if self._pipeline_reads is None:
+            self._reading.append((set(), set()))
+            try:
+                return super().pipeline()
+            finally:
+                self._pipeline_reads = self._reading.pop()
+                self._reading[-1][0].update(self._pipeline_reads[0])
+                self._reading[-1][1].update(self._pipeline_reads[1])
+        self._reading[-1][0].update(self._pipeline_reads[0])
+        self._reading[-1][1].update(self._pipeline_reads[1])
+        return super().pipeline()
 
     def arg(self, dest: str) -> Any:
         self._reading[-1][0].add(dest)
