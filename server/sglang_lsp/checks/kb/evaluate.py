@@ -594,18 +594,19 @@ class _Recorder(LaunchResolver):
         self._pipeline_reads: tuple[set[str], set[str]] | None = None
 
     def pipeline(self) -> Any:
-        """sglang's resolution pipeline runs once per launch and serves every field after it: each
-        field that uses it reads everything the run read, not only the first one to ask."""
-        if self._pipeline_reads is None:
+        """sglang's resolution pipeline, run once: every auto-selection that asks for it reads
+        what the whole run read (not only the first one, during which it ran)."""
+        reads = self._pipeline_reads
+        if reads is None:
             self._reading.append((set(), set()))
             try:
                 return super().pipeline()
             finally:
-                self._pipeline_reads = self._reading.pop()
-                self._reading[-1][0].update(self._pipeline_reads[0])
-                self._reading[-1][1].update(self._pipeline_reads[1])
-        self._reading[-1][0].update(self._pipeline_reads[0])
-        self._reading[-1][1].update(self._pipeline_reads[1])
+                reads = self._pipeline_reads = self._reading.pop()
+                self._reading[-1][0].update(reads[0])
+                self._reading[-1][1].update(reads[1])
+        self._reading[-1][0].update(reads[0])
+        self._reading[-1][1].update(reads[1])
         return super().pipeline()
 
     def arg(self, dest: str) -> Any:
