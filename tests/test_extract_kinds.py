@@ -161,7 +161,9 @@ def test_python_command_string_with_fstring_holes():
     (inv,) = _launches('os.system(f"python3 -m sglang.launch_server --model-path \'{m}\' --tp-size 2")\n')
     assert args_of(inv) == ["--model-path", None, "--tp-size", "2"] and not inv.open
     (inv,) = _launches('os.system(f"python3 -m sglang.launch_server --model-path {m} --tp-size 2")\n')
-    assert inv.open  # an unquoted field: any number of words, as the shell splits it
+    assert not inv.open  # an unquoted field right after an option of one value is that value (issue 19 §2)
+    (inv,) = _launches('os.system(f"python3 -m sglang.launch_server --model-path /m {extra} --tp-size 2")\n')
+    assert inv.open  # an unquoted field anywhere else: any number of words, as the shell splits it
     (inv,) = _launches('cmd = "python3 -m sglang.launch_server --port 1"\n')
     assert inv.open  # a piece of a command a program may add to
 

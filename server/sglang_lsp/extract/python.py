@@ -42,7 +42,8 @@ from ..catalog.server_fields import field_names, field_options
 from ..rules import finding
 from .docs import PLACEHOLDER_TEXT
 from .python_literals import UNKNOWN, PyText, literal, string_text
-from .shell.expansion import HOLE_PREFIX, forget_holes
+from .shell.expansion import HOLE_PREFIX
+from .shell.scripts import forget_holes
 from .shell.script import extract as extract_shell
 from .shell.source import Source
 
