@@ -190,6 +190,25 @@ def make_yaml(lines: int, seed: int = 2) -> str:
     return "".join(parts)
 
 
+def make_list_yaml(lines: int, seed: int = 3) -> str:
+    """One YAML document of about ``lines`` lines: a ``kind: List`` whose items are the
+    Deployments and Services of :func:`make_yaml` (``kubectl get -o yaml`` writes this)."""
+    rng = random.Random(seed)
+    out = ["apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: \"\"\nitems:\n"]
+    n = 0
+    total = 5
+    while total < lines:
+        flags = "".join(f"            - {w}\n" if i == 0 else f'            - "{w}"\n'
+                        for f in rng.sample(FLAGS, rng.randint(4, 10)) for i, w in enumerate(f.split(" ", 1)))
+        for template in (DEPLOYMENT, SERVICE):
+            body = template.format(n=n, port=30000 + n, flags=flags).removeprefix("---\n").splitlines()
+            item = ["- " + body[0]] + ["  " + line if line else line for line in body[1:]]
+            out.append("\n".join(item) + "\n")
+            total += len(item)
+        n += 1
+    return "".join(out)
+
+
 # ---------------------------------------------------------------------------------------
 
 
