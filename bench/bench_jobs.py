@@ -98,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--also-jobs", type=int, nargs="*", default=[], help="also time check --jobs N")
     ap.add_argument("--skip-break-even", action="store_true")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--before", metavar="TREE",
+                    help="also time `check` (serial, no --jobs) of the server/ of this checkout (e.g. an older commit)")
     args = ap.parse_args(argv)
 
     tmp = Path(tempfile.mkdtemp(prefix="sglang-lsp-jobs-"))
@@ -118,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"check (default: {default_jobs} workers)": check}
         for n in args.also_jobs:
             commands[f"check --jobs {n}"] = check[:-1] + ["--jobs", str(n), "."]
+        if args.before:
+            commands["before: check (serial)"] = ["env", f"PYTHONPATH={Path(args.before).resolve() / 'server'}",
+                                                  "PYTHONPYCACHEPREFIX=" + str(tmp / "pycache-before"), *check]
         got = measure(commands, args.runs, files, env)
         bare_wall, bare_cpu = next(iter(got.values()))
         print(f"\n{'command':<44}{'wall':>10}{'ratio':>8}{'cpu':>10}{'ratio':>8}")

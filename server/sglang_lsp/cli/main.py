@@ -392,9 +392,13 @@ def _warm_checker(options) -> None:
     from ..base.document import Document
     from ..engine.check import check_document
 
-    check_document(Document("python -m sglang.launch_server --model-path m --tp 2\n", None, "shell"), options)
-    check_document(Document("args: [python, -m, sglang.launch_server, --model-path, m]\n", None, "yaml"),
+    # (a misspelt flag, a bad choice, a rule with a fix: what files with a mistake load on top)
+    check_document(Document("python -m sglang.launch_server --model-path m --tp 2 --tensor-paralel-size 2 "
+                            "--quantization fp9 --enable-hierarchical-cache --disable-radix-cache\n", None, "shell"),
                    options)
+    check_document(Document("kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: s\n"
+                            "        command: [python, -m, sglang.launch_server, --model-path, m, --tp, '2']\n",
+                            None, "yaml"), options)
 
 
 _FAILED = object()
