@@ -141,6 +141,12 @@ def _serve_arguments(s: argparse.ArgumentParser) -> None:
 
 
 # subcommand → (help, what adds its arguments), in the order `--help` lists them
+def _resolve_arguments(c: argparse.ArgumentParser) -> None:
+    from .resolve import add_arguments
+
+    add_arguments(c)
+
+
 SUBCOMMANDS = {
     "check": ("check files or directories", _check_arguments),
     "migrate": ("propose (or apply) the flag migrations of an sglang upgrade", _migrate_arguments),
@@ -150,6 +156,8 @@ SUBCOMMANDS = {
     "explain": ("explain sglang error messages found in logs or tracebacks", _explain_arguments),
     "kb": ("knowledge-base tools", _kb_arguments),
     "serve": ("run the language server (LSP over stdio by default)", _serve_arguments),
+    "resolve": ("show the effective server arguments of each launch (after sglang's own resolution)",
+                _resolve_arguments),
 }
 
 
@@ -210,7 +218,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
         options.environment_version = environment_version(None, (os.getcwd(),))
         options.environment_detail = "sglang installed in the working directory's virtualenv"
-    from .output import render_json, render_text
+    from .output import render_json, render_text, undecided_summary
 
     configs = _Configs(args)
     targets: list[tuple[str, bytes | None, bool]] = []  # (display path, data or None, explicit)
@@ -254,6 +262,7 @@ def _run_check(args: argparse.Namespace) -> int:
     internal = False
     fixed_count = 0
     diffs = 0
+    undecided = []  # launches with knowledge-base checks left undecided (for the summary and JSON)
     from . import parallel
 
     jobs = parallel.job_count(args.jobs, len(targets))
@@ -274,6 +283,7 @@ def _run_check(args: argparse.Namespace) -> int:
             if key not in seen:
                 seen.add(key)
                 locs.append(loc)
+        undecided += done.undecided
 
     if args.diff:
         if not args.quiet:
@@ -285,7 +295,7 @@ def _run_check(args: argparse.Namespace) -> int:
     if args.statistics:
         _print_statistics(locs, sys.stdout if args.format in ("text", "concise") else sys.stderr)
     if args.format == "json":
-        print(render_json(locs, files_checked, version))
+        print(render_json(locs, files_checked, version, undecided))
     elif args.format in ("sarif", "github", "junit", "gitlab"):
         from . import formats
 
@@ -305,6 +315,9 @@ def _run_check(args: argparse.Namespace) -> int:
             summary = ", ".join(f"{n} {s.value}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
             print(f"Checked {files_checked} file{'s' if files_checked != 1 else ''}: {summary or 'no problems'}.",
                   file=sys.stderr)
+            line = undecided_summary(undecided)
+            if line:
+                print(line, file=sys.stderr)
     if problems or internal:
         return 2
     if args.exit_zero:
@@ -317,7 +330,7 @@ class _FileDone:
     """What checking (or fixing) one file gave: its findings located (``None``: the file was
     not read, or is not a launch file) and its counts."""
 
-    __slots__ = ("display", "locs", "problems", "internal", "fixed", "diffs")
+    __slots__ = ("display", "locs", "problems", "internal", "fixed", "diffs", "undecided")
 
     def __init__(self, display: str, locs=None, problems: int = 0, internal: bool = False, fixed: int = 0,
                  diffs: int = 0):
@@ -327,6 +340,7 @@ class _FileDone:
         self.internal = internal
         self.fixed = fixed
         self.diffs = diffs
+        self.undecided: list = []  # its launches with knowledge-base checks left undecided (output.UndecidedLaunch)
 
 
 class _FileCheck:
@@ -342,7 +356,7 @@ class _FileCheck:
     def __call__(self, target: tuple[str, bytes | None, bool]) -> _FileDone:
         from ..base.document import Document, decode
         from ..engine.check import check_document, detect_language
-        from .output import locate
+        from .output import locate, undecided_launches
 
         args = self.args
         display, data, explicit = target
@@ -383,6 +397,8 @@ class _FileCheck:
             print(f"sglang-lsp: {display}: {err}", file=sys.stderr)
             done.internal = True
         done.locs = locate(result, display)
+        if args.format == "json" or (args.format == "text" and not args.quiet and not args.statistics):
+            done.undecided = undecided_launches(result, display)  # (for the summary and JSON)
         return done
 
 
@@ -576,6 +592,10 @@ def main(argv: list[str] | None = None) -> int:
             from . import kb_commands as commands
 
             return commands.run_explain(args) if args.command == "explain" else commands.run_kb(args, parser)
+        if args.command == "resolve":
+            from .resolve import run as run_resolve
+
+            return run_resolve(args)
         if args.command == "serve":
             from ..lsp import serve  # pygls is imported only here, never on the check path
 

@@ -412,6 +412,9 @@ class _Reused:
         self.values: tuple[list[Value], list[Value]] = ([], [])  # the launches' inferred context values
         self.launch_parses: dict[int, ParsedArgs] = {}
         self.launch_findings: dict[int, list[Finding]] = {}
+        # id(launch) → its undecided knowledge-base checks (those of the held ConfigMap configs
+        # checked on their own are not carried: a check from scratch lists them)
+        self.undecided: dict[int, Any] = {}
         self.configs: list[HeldConfig] = []  # the ConfigMap configs (none in the changed stretch), moved
 
 
@@ -434,6 +437,7 @@ def _reused(previous: Result, state: YamlState, shifter: YamlShifter) -> _Reused
         if side == _INSIDE:
             continue
         parsed = previous.launch_parses.get(id(inv))
+        undecided = previous.undecided.get(id(inv))
         if shifter.delta and (side == _AFTER or held):
             # (a launch's findings and parse may lie partly in a ConfigMap config, on either side)
             if side == _AFTER:
@@ -448,6 +452,8 @@ def _reused(previous: Result, state: YamlState, shifter: YamlShifter) -> _Reused
             out.launch_parses[id(inv)] = parsed
         if own is not None:
             out.launch_findings[id(inv)] = list(own)
+        if undecided is not None:
+            out.undecided[id(inv)] = undecided.moved(inv)
     for v in previous.context.values if previous.context is not None else ():
         if v.scope is None:
             continue  # the file's and the settings' values: read again (file_context.begin)
@@ -528,6 +534,7 @@ def _assemble(doc: Document, options: Options, tree: Any, start: int, stop: int,
                           *before[nb:], *scan.invocations[containers:], *after[na:]]
     result.launch_parses = {**reused.launch_parses, **part.launch_parses}
     result.launch_findings = {**reused.launch_findings, **part.launch_findings}
+    result.undecided = {**reused.undecided, **part.undecided}
     held = sorted([*reused.configs, *configs], key=lambda h: h.span.start)  # (a full check's order: the file's)
     result.parsed = [*(h.parsed for h in held),
                      *(result.launch_parses[id(inv)] for inv in result.invocations if id(inv) in result.launch_parses)]
