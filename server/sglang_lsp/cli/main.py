@@ -203,7 +203,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
         options.environment_version = environment_version(None, (os.getcwd(),))
         options.environment_detail = "sglang installed in the working directory's virtualenv"
-    from .output import locate, render_json, render_text
+    from .output import locate, render_json, render_text, undecided_launches, undecided_summary
 
     configs = _Configs(args)
     targets: list[tuple[str, bytes | None, bool]] = []  # (display path, data or None, explicit)
@@ -247,6 +247,8 @@ def _run_check(args: argparse.Namespace) -> int:
     internal = False
     fixed_count = 0
     diffs = 0
+    undecided = []  # launches with knowledge-base checks left undecided (for the summary and JSON)
+    tell_undecided = args.format == "json" or (args.format == "text" and not args.quiet and not args.statistics)
     for display, data, explicit in targets:
         snap = None
         if data is None and fixing:
@@ -296,6 +298,8 @@ def _run_check(args: argparse.Namespace) -> int:
             if key not in seen:
                 seen.add(key)
                 locs.append(loc)
+        if tell_undecided:
+            undecided += undecided_launches(result, display)
 
     if args.diff:
         if not args.quiet:
@@ -307,7 +311,7 @@ def _run_check(args: argparse.Namespace) -> int:
     if args.statistics:
         _print_statistics(locs, sys.stdout if args.format in ("text", "concise") else sys.stderr)
     if args.format == "json":
-        print(render_json(locs, files_checked, version))
+        print(render_json(locs, files_checked, version, undecided))
     elif args.format in ("sarif", "github", "junit", "gitlab"):
         from . import formats
 
@@ -327,6 +331,9 @@ def _run_check(args: argparse.Namespace) -> int:
             summary = ", ".join(f"{n} {s.value}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
             print(f"Checked {files_checked} file{'s' if files_checked != 1 else ''}: {summary or 'no problems'}.",
                   file=sys.stderr)
+            line = undecided_summary(undecided)
+            if line:
+                print(line, file=sys.stderr)
     if problems or internal:
         return 2
     if args.exit_zero:

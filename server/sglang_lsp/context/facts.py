@@ -166,10 +166,45 @@ class GpuClass(NamedTuple):
         return None
 
 
+    def candidate_profiles(self) -> tuple[GpuProfile, ...]:
+        """The profiles a launch on this class may run on, each as :func:`gpu_candidates` tries
+        it: without its memory when the class's memory is not one of theirs."""
+        return _candidate_profiles(self)
+
+
+@functools.lru_cache(maxsize=64)
+def _candidate_profiles(cls: GpuClass) -> tuple[GpuProfile, ...]:
+    cands = cls.candidates
+    if not cls.memory_known:
+        cands = tuple(GpuProfile(**{**{f: getattr(c, f) for f in GpuProfile._fields}, "memory_mib": None})
+                      for c in cands)
+    return cands
+
+
 def vendor_class(vendor: str) -> GpuClass:
     """Some GPU of ``vendor`` (``nvidia`` | ``amd``), not known which."""
     label = {"nvidia": "an NVIDIA GPU", "amd": "an AMD GPU"}.get(vendor, f"a {vendor} GPU")
     return GpuClass(label, tuple(p for p in _PROFILES if p.vendor == vendor), exhaustive=False)
+
+
+# The GPUs a launch whose GPU is not named may run on, in the order a rule is tried on them
+# (see sglang_lsp.checks.kb.evaluate): GPUs that differ most come first, so a rule whose answer
+# depends on the GPU is told undecided after two or three of them. "CPU" is not among them: it
+# is no GPU, and sglang takes it only with `--device cpu` or on a machine without one.
+ANY_GPU: tuple[GpuProfile, ...] = tuple(PROFILES[n] for n in (
+    "H100", "MI300X", "B200", "A100", "RTX_PRO_6000", "MI355X", "L40S", "B300", "GB200", "H200", "H20", "MI325X",
+    "GB300"))
+assert {p.name for p in ANY_GPU} == {p.name for p in _PROFILES if p.vendor != "cpu"}
+
+
+def gpu_candidates(gpu: GpuProfile | None, gpu_class: GpuClass | None) -> tuple[GpuProfile, ...]:
+    """The profiles a launch may run on: its GPU when named; a class's candidates when only the
+    class is known ("an AMD GPU": the AMD profiles); else every GPU profile (:data:`ANY_GPU`)."""
+    if gpu is not None:
+        return (gpu,)
+    if gpu_class is not None:
+        return gpu_class.candidate_profiles()
+    return ANY_GPU
 
 
 # ---------------------------------------------------------------------------------------------
