@@ -128,11 +128,13 @@ def moe_layer_runner(r: Any) -> Any:
 
 def moe_runner_lacks_fused_kernel(r: Any) -> Any:
     """True when the MoE layers' runner has no fused kernel for the resolved all-to-all backend."""
+    s = r.pipeline()
+    a2a, requested = s.final("moe_a2a_backend"), s.final("moe_runner_backend")
+    if a2a == "none" and requested not in (UNKNOWN, "experimental_sgl_trtllm"):
+        return False  # every runner a layer may build then has a fused kernel without all-to-all
     runner = moe_layer_runner(r)
     if runner is None:
         return False
-    s = r.pipeline()
-    a2a = s.final("moe_a2a_backend")
     if unknown_in(runner, a2a):
         return UNKNOWN
     if (a2a, runner) in FUSED_KERNELS:
