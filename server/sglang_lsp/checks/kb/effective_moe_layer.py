@@ -130,8 +130,8 @@ def moe_runner_lacks_fused_kernel(r: Any) -> Any:
     """True when the MoE layers' runner has no fused kernel for the resolved all-to-all backend."""
     s = r.pipeline()
     a2a, requested = s.final("moe_a2a_backend"), s.final("moe_runner_backend")
-    if a2a == "none" and requested not in (UNKNOWN, "experimental_sgl_trtllm"):
-        return False  # every runner a layer may build then has a fused kernel without all-to-all
+    if a2a == "none" and requested not in (UNKNOWN, "experimental_sgl_trtllm", "flashinfer_megamoe"):
+        return False  # every runner a layer may then build has a fused kernel without all-to-all
     runner = moe_layer_runner(r)
     if runner is None:
         return False
