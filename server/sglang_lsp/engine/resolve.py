@@ -52,7 +52,18 @@ class LaunchResolution:
 
 # (launch) → its memory plan as a JSON object; see set_memory_planner
 MemoryPlanner = Callable[[LaunchResolution], dict]
-_memory_planner: MemoryPlanner | None = None
+
+
+def memory_plan(launch: LaunchResolution) -> dict:
+    """The launch's ``memory`` object (:func:`sglang_lsp.checks.kb.memory_fit.memory_object`):
+    GPU memory, weights per GPU, KV-cache bytes per token and tokens, max running requests, and
+    how each was obtained; null where unknown."""
+    from ..checks.kb.memory_fit import memory_object  # (only when a launch is resolved)
+
+    return memory_object(launch.resolver)
+
+
+_memory_planner: MemoryPlanner | None = memory_plan
 
 
 def set_memory_planner(planner: MemoryPlanner | None) -> None:
