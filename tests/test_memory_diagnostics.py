@@ -177,3 +177,31 @@ def test_launch_agrees_with_sglang(row, kv):
     else:
         assert memory["kv_cache_tokens"] is None
         assert "SGL222" not in found
+
+
+# -- the editor: hover on --model-path and --tp-size, the inlay hint --------------------------------
+
+
+def test_hover_and_inlay_hint_show_the_memory_plan():
+    from sglang_lsp.engine.check import check_document
+    from sglang_lsp.lsp.features.hover import hover
+    from sglang_lsp.lsp.features.inlay import inlay_hints
+
+    model = MODELS / "llama3-8b"
+    text = f"python -m sglang.launch_server --model-path {model} --tp-size 1 --port 30000\n"
+    result = check_document(Document(text, "/tmp/mem.sh", "shell"), Options(gpu="H100"))
+    for flag in ("--model-path", "--tp-size"):
+        shown = hover(result, text.index(flag) + 3, "utf-16").contents.value
+        assert "**Memory plan**" in shown, flag
+        assert "weights per GPU: 14.96 GiB (estimated)" in shown
+        assert "KV cache per token on one GPU: 131,072 bytes (exact)" in shown
+        assert "KV cache: 412,188 tokens (estimated), up to 4,096 running requests" in shown
+    assert "Memory plan" not in hover(result, text.index("--port") + 3, "utf-16").contents.value
+    (hint,) = [h for h in inlay_hints(result, 0, len(text), "utf-16") if "weights/GPU" in str(h.label)]
+    assert hint.label == "≈ 15.0 GiB weights/GPU, KV 412k tokens"
+    assert (hint.position.line, hint.position.character) == (0, text.index(" --tp-size"))
+    # no config read, no plan: nothing shown
+    text = "python -m sglang.launch_server --model-path org/not-downloaded --tp-size 1\n"
+    result = check_document(Document(text, "/tmp/mem.sh", "shell"), Options(gpu="H100"))
+    assert "Memory plan" not in hover(result, text.index("--tp-size") + 3, "utf-16").contents.value
+    assert not [h for h in inlay_hints(result, 0, len(text), "utf-16") if "weights/GPU" in str(h.label)]

@@ -66,6 +66,19 @@ def memory_plan(launch: LaunchResolution) -> dict:
 _memory_planner: MemoryPlanner | None = memory_plan
 
 
+def launch_memory_view(result: Result, inv: Invocation, parsed: ParsedArgs) -> tuple[str | None, list[str]]:
+    """(one-line summary, hover lines) of one launch's memory plan, for the editor; (None, [])
+    when nothing is known, or for another release than the one sglang's model follows."""
+    from .. import DEFAULT_SGLANG_VERSION
+    from ..checks.kb.memory_fit import memory_lines, memory_summary
+
+    if parsed.catalog.sglang_version != DEFAULT_SGLANG_VERSION:
+        return None, []
+    ctx, declared = launch_setup(parsed, inv, result)
+    resolver = LaunchResolver(parsed, ctx, declared)
+    return memory_summary(resolver), memory_lines(resolver)
+
+
 def set_memory_planner(planner: MemoryPlanner | None) -> None:
     """Register the function that fills each resolved launch's ``memory`` (None: none)."""
     global _memory_planner

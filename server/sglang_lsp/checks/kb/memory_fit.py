@@ -466,3 +466,27 @@ def memory_summary(r: Any) -> Optional[str]:
         shown = f"{tokens / 1e6:.1f}M" if tokens >= 10**6 else f"{tokens / 1e3:.0f}k" if tokens >= 10**4 else str(tokens)
         text += f", KV {shown} tokens"
     return text
+
+
+def memory_lines(r: Any) -> list[str]:
+    """The memory plan for the hover: one line each, with how each number was obtained."""
+    obj = memory_object(r)
+    how = obj["how"]
+    if obj["weights_bytes_per_gpu"] is None and obj["kv_cache_bytes_per_token"] is None:
+        return []
+    out = []
+    if obj["weights_bytes_per_gpu"] is not None:
+        out.append(f"weights per GPU: {obj['weights_bytes_per_gpu'] / GIB:.2f} GiB ({how['weights_bytes_per_gpu']})")
+    if obj["kv_cache_bytes_per_token"] is not None:
+        out.append(f"KV cache per token on one GPU: {obj['kv_cache_bytes_per_token']:,.0f} bytes "
+                   f"({how['kv_cache_bytes_per_token']})")
+    if obj["gpu_memory_bytes"] is not None:
+        m = r.value("effective.memory_plan")
+        fraction = m.fraction if m is not UNKNOWN else None
+        shown = f", --mem-fraction-static {fraction:g}" if fraction is not None else ""
+        out.append(f"GPU memory: {obj['gpu_memory_bytes'] / GIB:.1f} GiB{shown}")
+    if obj["kv_cache_tokens"] is not None:
+        tail = (f", up to {obj['max_running_requests']:,} running requests" if obj["max_running_requests"] else "")
+        out.append(f"KV cache: {obj['kv_cache_tokens']:,} tokens ({how['kv_cache_tokens']}){tail}")
+    return out
+
