@@ -132,7 +132,10 @@ def test_every_rule_is_exercised_by_the_corpus(verdicts):
     from sglang_lsp.checks.kb.rule import kb_rules
 
     summary, _ = verdicts
-    unlabelled = [r.code for r in kb_rules() if summary.per_rule.get(r.code, [0, 0, 0])[0] == 0]
+    # the memory rules (stage "load") fail after the stage this oracle stops at: they are labelled
+    # by the memory oracle (tests/data/memory_cases.jsonl, tests/test_memory_diagnostics.py)
+    unlabelled = [r.code for r in kb_rules()
+                  if r.stage != "load" and summary.per_rule.get(r.code, [0, 0, 0])[0] == 0]
     assert not unlabelled, f"rules without a labelled rejection in the corpus: {unlabelled}"
 
 

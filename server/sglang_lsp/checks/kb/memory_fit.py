@@ -31,10 +31,8 @@ import os
 from typing import Any, Optional
 
 from ...base.unknown import UNKNOWN
-from ...context.memory.kv import plan_kv_budget
-from ...context.memory.model import ESTIMATED, EXACT, GIB, MemoryPlan, ParallelLayout, UnsupportedModel, describe_model
+from ...context.memory.model import EXACT, GIB, MemoryPlan, ParallelLayout
 from ...context.memory.plan import plan_memory
-from ...context.memory.weights import checkpoint_size
 from . import effective_pipeline
 from .effective_state import unknown_in
 
