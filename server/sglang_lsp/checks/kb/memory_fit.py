@@ -33,7 +33,6 @@ from typing import Any, Optional
 from ...base.unknown import UNKNOWN
 from ...context.memory.model import EXACT, GIB, MemoryPlan, ParallelLayout
 from ...context.memory.plan import plan_memory
-from . import effective_pipeline
 from .effective_state import unknown_in
 
 # the estimate of weights from config.json is taken as possibly this much too high
@@ -120,11 +119,9 @@ def launch_memory(r: Any) -> Any:
     config = declared_config(r) if r.declared else getattr(model, "config", None)
     if not isinstance(config, dict) or not config:
         return UNKNOWN
-    # sglang's resolution run again through ``r``: whoever records what an ``effective.*`` name
-    # reads (evaluate.py: a launch is evaluated again only for the names whose reads it writes)
-    # sees every flag and variable the plan depends on (the resolver's own run is shared by
-    # every name and recorded for the first one only)
-    state = effective_pipeline.run(r)
+    # sglang's resolution of the launch (what it read is recorded for every name that asks:
+    # evaluate.py evaluates a launch again only for the names whose reads it writes)
+    state = r.pipeline()
     v = {name: state.final(name) for name in _FIELDS}
     # the MoE runner only changes how experts are held: unknown, only a dense model is planned
     runner_unknown = v["moe_runner_backend"] is UNKNOWN
