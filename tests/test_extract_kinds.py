@@ -168,6 +168,12 @@ def test_python_command_string_with_fstring_holes():
     assert inv.open  # a piece of a command a program may add to
 
 
+def test_python_dynamo_worker_command_pieces_are_read():
+    text = ('parts = ["python3 -m dynamo.sglang", f"--model-path {m}", "--host 0.0.0.0 %s"]\n'
+            'cmd = " ".join(parts)\n' % CANARY)
+    assert codes(text, "gen.py") == [("SGL001", CANARY)]
+
+
 def test_python_interpreter_in_a_field_and_joined_lines():
     (inv,) = _launches('lines = [f"{PY} -m sglang.launch_server \\\\", "    --model-path {path} \\\\", '
                        '"    --port 30000"]\n')

@@ -43,7 +43,7 @@ PYTHON_TAGS = frozenset({"python", "py", "python3", "ipython", "ipython3", "py3"
 UNTAGGED = frozenset({"", "text", "txt", "plaintext", "plain", "none", "cmd", "command", "commandline", "default"})
 
 # what makes an untagged block shell worth reading (the shell extractor decides what launches)
-LAUNCH_TEXT = re.compile(rb"sglang(?:\.launch_server|[ \t]+serve\b)")
+LAUNCH_TEXT = re.compile(rb"sglang(?:\.launch_server|[ \t]+serve\b)|dynamo\.sglang\b")
 IGNORE_DIRECTIVE = re.compile(rb"sglang-lsp:[ \t]*ignore\b")
 
 

@@ -47,7 +47,8 @@ from .shell.scripts import forget_holes
 from .shell.script import extract as extract_shell
 from .shell.source import Source
 
-_LAUNCH_TEXT = re.compile(r"sglang(?:\.launch_server|_router\.launch_(?:server|router)|[ \t]+serve\b)")
+# (``dynamo.sglang``: NVIDIA Dynamo's sglang worker, whose argv is mostly sglang's)
+_LAUNCH_TEXT = re.compile(r"sglang(?:\.launch_server|_router\.launch_(?:server|router)|[ \t]+serve\b)|dynamo\.sglang\b")
 # a hole that starts a command and is followed by `-m sglang…` stands for the interpreter
 _INTERPRETER_AFTER = re.compile(r"[ \t]+-m[ \t]*sglang")
 _COMMAND_START = re.compile(r"(?:\A|[\n;&|(]|&&|\|\|)[ \t]*\Z")
