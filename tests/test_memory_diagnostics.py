@@ -205,3 +205,12 @@ def test_hover_and_inlay_hint_show_the_memory_plan():
     result = check_document(Document(text, "/tmp/mem.sh", "shell"), Options(gpu="H100"))
     assert "Memory plan" not in hover(result, text.index("--tp-size") + 3, "utf-16").contents.value
     assert not [h for h in inlay_hints(result, 0, len(text), "utf-16") if "weights/GPU" in str(h.label)]
+
+
+def test_the_fit_check_shares_the_planners_constants():
+    """memory_fit keeps GIB and EXACT locally (the planner is imported only when a plan is made):
+    they are the planner's."""
+    from sglang_lsp.checks.kb import memory_fit
+    from sglang_lsp.context.memory import model
+
+    assert (memory_fit.GIB, memory_fit.EXACT) == (model.GIB, model.EXACT)

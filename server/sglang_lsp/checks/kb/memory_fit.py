@@ -28,12 +28,19 @@ import functools
 import json
 import math
 import os
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ...base.unknown import UNKNOWN
-from ...context.memory.model import EXACT, GIB, MemoryPlan, ParallelLayout
-from ...context.memory.plan import plan_memory
 from .effective_state import unknown_in
+
+if TYPE_CHECKING:
+    from ...context.memory.model import MemoryPlan, ParallelLayout
+
+# (context.memory is imported where a plan is made: most launches name no checkpoint whose
+# config is at hand, and a cold check of them need not load the planner; these two constants
+# are context.memory.model's, a test keeps them equal)
+GIB = 1 << 30
+EXACT = "exact"
 
 # the estimate of weights from config.json is taken as possibly this much too high
 WEIGHTS_MARGIN = 0.005
@@ -141,6 +148,8 @@ def launch_memory(r: Any) -> Any:
     if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in sizes):
         return UNKNOWN
     tp, pp, attn_dp, ep = sizes
+    from ...context.memory.model import ParallelLayout
+
     layout = ParallelLayout(tp_size=tp, pp_size=pp, dp_size=attn_dp, ep_size=ep, enable_dp_attention=attn_dp > 1,
                             moe_dense_tp_size=v["moe_dense_tp_size"], enable_dp_lm_head=bool(v["enable_dp_lm_head"]))
     fraction = v["mem_fraction_static"]
@@ -218,6 +227,8 @@ def _plan(v: dict, layout: ParallelLayout, gpu_bytes: Optional[int], fraction: O
         n = draft_config.get("num_hidden_layers")
         draft_layers = n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
     ratio = v["swa_full_tokens_ratio"]
+    from ...context.memory.plan import plan_memory
+
     return plan_memory(
         config, layout, side_files=_side_files(directory), checkpoint_dir=directory,
         dtype=v["dtype"] or "auto", quantization=None, kv_cache_dtype=v["kv_cache_dtype"] or "auto",
@@ -320,6 +331,8 @@ def fitting_tp_size(m: Any) -> Any:
     if m is UNKNOWN or m.gpu_bytes is None or m.shape is None or m.fraction is None \
             or not isinstance(m.gpu_count, int) or m.gpu_count <= 0:
         return UNKNOWN
+    from ...context.memory.model import ParallelLayout
+
     layout = m.layout
     available = m.gpu_count * (m.nnodes or 1)
     tp = layout.tp_size * 2
