@@ -28,6 +28,7 @@ def serve(tcp: tuple[str, int] | None = None, log_file: str | None = None, log_l
     from .server import create_server
 
     server = create_server()
+    server.log_file, server.log_level = log_file, log_level
     log = logging.getLogger("sglang_lsp.lsp")
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but LSP frames on the real stdout, whatever else prints

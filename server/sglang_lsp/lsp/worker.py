@@ -1,0 +1,268 @@
+"""The checker process: big documents are checked, and their requests answered, in a child
+process of the server (``python -m sglang_lsp.lsp.worker``), never in the server itself.
+
+Why a process: a check is Python code that holds the GIL, and tree-sitter holds it for a whole
+parse (about 0.4 s per MB of shell; 2 s for a 2 MB line). On the server's checker thread the
+Python part shares the interpreter in 5 ms slices, but a single parse of a big document kept
+every request of every other document waiting as long as it ran. A child process has its own
+interpreter: the server's event loop only waits for bytes on a pipe. The child also contains
+what a document can do to the process that checks it: a crash inside a parser (a signal) ends
+the child, whose next request starts a new one, and its address space is limited
+(:data:`MEMORY_LIMIT`), so a runaway check ends in a ``MemoryError`` there.
+
+Which documents: those of :data:`THRESHOLD_BYTES` or more (200,000 bytes: a parse of that much
+holds the GIL for ~80 ms), see ``SglangLanguageServer.in_worker``.
+
+The exchange is one request at a time, each a pickled dict with a 4-byte length before it, and
+one reply for each. Requests (``op``):
+
+``check``
+    ``uri``, ``key`` (version, generation), ``text``, ``path``, ``language``, ``settings``,
+    ``roots``, ``env`` (:class:`.answers.Env`): the child checks the text as the server would
+    (:func:`sglang_lsp.engine.check_document` with the same options) and keeps the result for
+    the requests that follow. Reply: ``diagnostics`` (the publish's JSON text), ``errors``,
+    ``config_error``, ``documents`` (other files the check read), ``findings``, ``seconds``.
+``answer``
+    ``uri``, ``key``, ``feature``, ``params``, ``env``: :func:`.answers.answer` on the kept
+    result; ``missing`` when the child does not hold that version.
+``close``
+    ``uri``: forget its result.
+``invalidate``
+    the configuration files changed: read them again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import pickle
+import signal
+import struct
+import sys
+import time
+from typing import Any
+
+log = logging.getLogger("sglang_lsp.lsp")
+
+THRESHOLD_BYTES = int(os.environ.get("SGLANG_LSP_WORKER_THRESHOLD_BYTES", 200_000))
+MEMORY_LIMIT = 6 << 30  # bytes of address space the child may map
+CHECK_TIMEOUT = float(os.environ.get("SGLANG_LSP_CHECK_TIMEOUT_S", 300))  # then the child is stopped
+_LENGTH = struct.Struct(">I")
+
+
+class WorkerFailed(Exception):
+    """The checker process died or was stopped before it replied."""
+
+
+def _signal_name(code: int | None) -> str:
+    if code is None:
+        return "no exit status"
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit status {code}"
+
+
+class Worker:
+    """The server's side: starts the child on first use (and again after it died), sends one
+    request at a time, and stops it when a request takes longer than its timeout."""
+
+    def __init__(self, log_file: str | None = None, log_level: str = "info"):
+        self.proc: asyncio.subprocess.Process | None = None
+        self.lock = asyncio.Lock()
+        self.log_file = log_file
+        self.log_level = log_level
+        self.busy_with: str | None = None  # uri of the request being answered
+        self.started = 0
+
+    async def _start(self) -> asyncio.subprocess.Process:
+        if self.proc is not None and self.proc.returncode is None:
+            return self.proc
+        env = dict(os.environ)
+        env["SGLANG_LSP_WORKER_LOG_LEVEL"] = self.log_level
+        if self.log_file:
+            env["SGLANG_LSP_WORKER_LOG_FILE"] = self.log_file
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "sglang_lsp.lsp.worker", stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, env=env, limit=1 << 20)
+        self.started += 1
+        log.info("checker process %s started", self.proc.pid)
+        return self.proc
+
+    async def request(self, message: dict, timeout: float = CHECK_TIMEOUT) -> dict:
+        """The child's reply; :class:`WorkerFailed` when it died or ran out of time (the
+        child is then stopped: its next request starts a new one)."""
+        async with self.lock:
+            proc = await self._start()
+            data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+            self.busy_with = message.get("uri")
+            try:
+                proc.stdin.write(_LENGTH.pack(len(data)) + data)
+                await proc.stdin.drain()
+                head = await asyncio.wait_for(proc.stdout.readexactly(_LENGTH.size), timeout)
+                (size,) = _LENGTH.unpack(head)
+                body = await asyncio.wait_for(proc.stdout.readexactly(size), timeout)
+            except asyncio.TimeoutError:
+                self.kill()
+                raise WorkerFailed(f"it took longer than {timeout:g} s") from None
+            except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError) as exc:
+                code = await self._ended()
+                raise WorkerFailed(f"the checker process ended ({_signal_name(code)})") from exc
+            finally:
+                self.busy_with = None
+            reply = pickle.loads(body)
+            if "failure" in reply:
+                raise WorkerFailed(reply["failure"])
+            return reply
+
+    async def _ended(self) -> int | None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return None
+        try:
+            return await asyncio.wait_for(proc.wait(), 5)
+        except asyncio.TimeoutError:
+            proc.kill()
+            return await proc.wait()
+
+    def kill(self) -> None:
+        """Stop the child now (a request under way fails with :class:`WorkerFailed`)."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.returncode is None:
+            log.info("stopping checker process %s", proc.pid)
+            try:
+                proc.kill()
+            except (ProcessLookupError, RuntimeError):  # gone already, or its event loop is
+                pass
+
+    def forget(self, uri: str) -> None:
+        """A document was closed: drop the child's result (in the background), or stop the child
+        when it is checking that very document."""
+        if self.proc is None:
+            return
+        if self.busy_with == uri:
+            self.kill()
+            return
+        asyncio.ensure_future(self._forget(uri))
+
+    async def _forget(self, uri: str) -> None:
+        try:
+            await self.request({"op": "close", "uri": uri}, timeout=60)
+        except WorkerFailed:
+            pass
+
+
+# --- the child ------------------------------------------------------------------------------
+
+
+class _Child:
+    def __init__(self) -> None:
+        self.results: dict[str, tuple[tuple[int, int], Any]] = {}
+        self.generation: int | None = None
+
+    def handle(self, request: dict) -> dict:
+        op = request["op"]
+        if op == "check":
+            return self.check(request)
+        if op == "answer":
+            held = self.results.get(request["uri"])
+            if held is None or held[0] != request["key"]:
+                return {"missing": True}
+            from .answers import answer
+
+            return {"value": answer(request["feature"], held[1], request["uri"], request["key"][0],
+                                    request["params"], request["env"])}
+        if op == "close":
+            self.results.pop(request["uri"], None)
+            return {}
+        if op == "invalidate":
+            from .. import project_config
+
+            project_config.invalidate()
+            return {}
+        return {"failure": f"unknown request {op!r}"}
+
+    def check(self, request: dict) -> dict:
+        from ..document import Document
+        from ..engine import Result, check_document
+        from .answers import diagnostics_text
+        from .settings import engine_options
+
+        started = time.perf_counter()
+        uri, key, env = request["uri"], request["key"], request["env"]
+        self.results.pop(uri, None)  # the old result's memory goes before the new check
+        if "checker-crash" in os.environ.get("SGLANG_LSP_FAULT_INJECTION", ""):  # tests of the containment only
+            os.kill(os.getpid(), signal.SIGSEGV)
+        doc = Document(request["text"], request["path"], request["language"])
+        options, config_error, _ = engine_options(request["path"], request["settings"], request["roots"])
+        try:
+            result = check_document(doc, options)
+        except MemoryError:
+            result = Result(doc.path, doc, [], errors=["the check ran out of memory"])
+        except Exception as exc:
+            log.exception("check of %s failed", uri)
+            result = Result(doc.path, doc, [], errors=[f"internal error: {type(exc).__name__}: {exc}"])
+        result.tree = None  # nothing re-parses from it here, and it is the biggest part
+        self.results[uri] = (key, result)
+        return {"diagnostics": diagnostics_text(result, uri, key[0], env), "errors": list(result.errors),
+                "config_error": config_error, "documents": sorted(result.documents),
+                "findings": len(result.findings), "seconds": time.perf_counter() - started}
+
+
+def _die_with_the_server() -> None:
+    """Linux: the kernel kills this process when the server dies (a check under way would
+    otherwise run on until it ends)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the server died before the request took effect
+            os._exit(0)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+
+
+def _limit_memory() -> None:
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    except (ImportError, ValueError, OSError):  # pragma: no cover - not on every platform
+        pass
+
+
+def main() -> int:
+    level = os.environ.get("SGLANG_LSP_WORKER_LOG_LEVEL", "info")
+    from . import _configure_logging
+
+    _configure_logging(os.environ.get("SGLANG_LSP_WORKER_LOG_FILE"), level)
+    _die_with_the_server()
+    _limit_memory()
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # the pipe carries replies only
+    child = _Child()
+    while True:
+        head = stdin.read(_LENGTH.size)
+        if len(head) < _LENGTH.size:
+            return 0
+        (size,) = _LENGTH.unpack(head)
+        request = pickle.loads(stdin.read(size))
+        try:
+            reply = child.handle(request)
+        except MemoryError:
+            child.results.clear()
+            reply = {"failure": "the checker process ran out of memory"}
+        except Exception as exc:  # the child outlives a failed request
+            log.exception("request %s failed", request.get("op"))
+            reply = {"failure": f"internal error: {type(exc).__name__}: {exc}"}
+        data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        stdout.write(_LENGTH.pack(len(data)) + data)
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
