@@ -230,6 +230,27 @@ def test_big_document_features_are_answered_by_the_checker_process():
         assert any("bfloat16" in json.dumps(a) or "half" in json.dumps(a) for a in actions)
 
 
+def test_a_cancelled_request_leaves_the_checker_process_in_step():
+    """``$/cancelRequest`` for a request the checker process is answering (each answer takes a
+    second: fault ``slow-answer``): the next request gets its own answer (before, the cancelled
+    request's reply was left in the pipe and read as the next one's)."""
+    with Wire(env={"SGLANG_LSP_WORKER_THRESHOLD_BYTES": "0", "SGLANG_LSP_FAULT_INJECTION": "slow-answer"}) as w:
+        w.initialize()
+        w.open(URI, _many_launches(20))
+        w.published(URI, 1)
+        hover_id = w.hover(URI, 0, 50)
+        time.sleep(0.3)  # the hover is in the checker process by now (it takes a second there)
+        w.notify("$/cancelRequest", {"id": hover_id})
+        symbols = w.call("textDocument/documentSymbol", {"textDocument": {"uri": URI}})["result"]
+        assert isinstance(symbols, list) and symbols and "name" in symbols[0], symbols
+        hover = w.response(hover_id)
+        assert "error" in hover or hover["result"] is None or "contents" in hover["result"]
+        again = w.call("textDocument/hover", {"textDocument": {"uri": URI},
+                                              "position": {"line": 1, "character": 50}})["result"]
+        assert "--quantization" in again["contents"]["value"]
+        assert w.shutdown_and_exit() == 0
+
+
 def test_a_crash_of_the_checker_process_is_contained(tmp_path):
     log_file = tmp_path / "server.log"
     with Wire(env={"SGLANG_LSP_WORKER_THRESHOLD_BYTES": "100", "SGLANG_LSP_FAULT_INJECTION": "checker-crash"},
@@ -464,3 +485,26 @@ def test_yaml_the_guard_lets_through_never_crashes_the_parser():
     crash = subprocess.run([sys.executable, "-c", parse], input=pickle.dumps([_deep_yaml(300).encode()]),
                            capture_output=True, timeout=300)
     assert crash.returncode != 0
+
+
+@pytest.mark.parametrize("launches, max_diagnostics", [(30, 1000), (30, 10), (200, 1000)])
+def test_what_is_shown_keeps_no_result_alive(launches, max_diagnostics):
+    """:func:`limits.shown` caches what it made per result (folded findings must stay the same
+    objects between a publish and the code actions after it); the cache must not keep a result
+    alive, whether nothing was left out (30 different errors), some were capped, or folded."""
+    from sglang_lsp.document import Document
+    from sglang_lsp.engine import check_document
+
+    result = check_document(Document(_many_launches(launches).replace("--tp 2", "--tp-size 2"), "/x/a.sh", "shell"))
+    assert len(result.findings) == launches > limits.FOLD_AFTER
+    made, notes = limits.shown(result, max_diagnostics)
+    assert (made is result) == (launches <= max_diagnostics)  # every finding different: none folded
+    assert limits.shown(result, max_diagnostics)[0] is made  # cached
+    del made, notes
+    ref = weakref.ref(result)
+    gc.disable()
+    try:
+        del result
+        assert ref() is None
+    finally:
+        gc.enable()

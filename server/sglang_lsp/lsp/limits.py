@@ -186,9 +186,10 @@ def shown(result: Result, max_diagnostics: int, fold_after: int = FOLD_AFTER) ->
         return result, []
     cached = _SHOWN.get(result)
     if cached is not None and cached[:2] == (max_diagnostics, fold_after):
-        return cached[2], cached[3]
+        return cached[2] or result, cached[3]
     made, notes = _shown(result, max_diagnostics, fold_after)
-    _SHOWN[result] = (max_diagnostics, fold_after, made, notes)
+    # the entry must not refer to its key (``result``): it would never be dropped
+    _SHOWN[result] = (max_diagnostics, fold_after, None if made is result else made, notes)
     return made, notes
 
 

@@ -86,8 +86,9 @@ EXPLAIN_COMMAND = "sglang-lsp.explainError"
 CONFIG_NAMES = (project_config.CONFIG_FILE, project_config.PYPROJECT)
 DEFAULT_DEBOUNCE_MS = 0.0
 # Comma-separated feature names that raise on purpose (tests of failure containment only); also
-# ``slow-check`` (each check on the checker thread takes a second more) and ``checker-crash``
-# (the checker process of big documents dies of SIGSEGV in every check).
+# ``slow-check`` (each check on the checker thread takes a second more), ``checker-crash``
+# (the checker process of big documents dies of SIGSEGV in every check) and ``slow-answer``
+# (it takes a second more for each request).
 FAULT_ENV = "SGLANG_LSP_FAULT_INJECTION"
 # what an inline check gives back when the check must run on the checker thread: there is no
 # previous check to reuse, or the reuse was tried and is not possible

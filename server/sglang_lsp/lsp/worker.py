@@ -77,6 +77,7 @@ class Worker:
         self.log_level = log_level
         self.busy_with: str | None = None  # uri of the request being answered
         self.started = 0
+        self.sequence = 0  # of the latest request, echoed by its reply
 
     async def _start(self) -> asyncio.subprocess.Process:
         if self.proc is not None and self.proc.returncode is None:
@@ -94,9 +95,18 @@ class Worker:
 
     async def request(self, message: dict, timeout: float = CHECK_TIMEOUT) -> dict:
         """The child's reply; :class:`WorkerFailed` when it died or ran out of time (the
-        child is then stopped: its next request starts a new one)."""
+        child is then stopped: its next request starts a new one). A caller that is cancelled
+        (``$/cancelRequest``) stops waiting, but the exchange runs to its end: a reply left in
+        the pipe would be read as the next request's."""
+        exchange = asyncio.ensure_future(self._exchange(message, timeout))
+        exchange.add_done_callback(lambda done: done.cancelled() or done.exception())  # seen, if no one waits
+        return await asyncio.shield(exchange)
+
+    async def _exchange(self, message: dict, timeout: float) -> dict:
         async with self.lock:
             proc = await self._start()
+            self.sequence += 1
+            message = {**message, "sequence": self.sequence}
             data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
             self.busy_with = message.get("uri")
             try:
@@ -114,6 +124,9 @@ class Worker:
             finally:
                 self.busy_with = None
             reply = pickle.loads(body)
+            if reply.get("sequence") != self.sequence:  # never expected: the exchange is out of step
+                self.kill()
+                raise WorkerFailed("the checker process answered another request")
             if "failure" in reply:
                 raise WorkerFailed(reply["failure"])
             return reply
@@ -173,6 +186,8 @@ class _Child:
                 return {"missing": True}
             from .answers import answer
 
+            if "slow-answer" in os.environ.get("SGLANG_LSP_FAULT_INJECTION", ""):  # tests only
+                time.sleep(1.0)
             return {"value": answer(request["feature"], held[1], request["uri"], request["key"][0],
                                     request["params"], request["env"])}
         if op == "close":
@@ -259,6 +274,7 @@ def main() -> int:
         except Exception as exc:  # the child outlives a failed request
             log.exception("request %s failed", request.get("op"))
             reply = {"failure": f"internal error: {type(exc).__name__}: {exc}"}
+        reply["sequence"] = request.get("sequence")
         data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         stdout.write(_LENGTH.pack(len(data)) + data)
         stdout.flush()
