@@ -394,11 +394,14 @@ def _adversarial(pattern: str, n: int) -> dict[str, str]:
 
 
 def _cost(rx: re.Pattern, line: str) -> float:
+    """The least time of a few searches (one when it is long: noise no longer matters)."""
     best = float("inf")
     for _ in range(5):
         started = time.perf_counter()
         rx.search(line)
         best = min(best, time.perf_counter() - started)
+        if best > 0.05:
+            break
     return best
 
 
@@ -413,9 +416,14 @@ def test_message_patterns_run_in_linear_time(name, pattern):
     for kind, small in _adversarial(pattern, 5_000).items():
         big = _adversarial(pattern, 40_000)[kind]
         floor = max(_cost(re.compile("\x00"), big), 20e-6)
-        t_small, t_big = _cost(rx, small), _cost(rx, big)
-        if t_big > 20 * floor and t_big > 24 * max(t_small, floor / 8):
+        for _ in range(3):  # superlinear each time it is measured (a busy machine slows one measurement)
+            t_small, t_big = _cost(rx, small), _cost(rx, big)
+            if not (t_big > 20 * floor and t_big > 24 * max(t_small, floor / 8)):
+                break
+        else:
             slow.append(f"{kind}: {t_small * 1e3:.2f} ms -> {t_big * 1e3:.2f} ms")
+            if len(slow) == 2:  # enough to show it (each slow kind costs seconds)
+                break
     assert not slow, f"{pattern!r} grows faster than linearly on: " + "; ".join(slow)
 
 
