@@ -230,6 +230,56 @@ def test_big_document_features_are_answered_by_the_checker_process():
         assert any("bfloat16" in json.dumps(a) or "half" in json.dumps(a) for a in actions)
 
 
+def test_edits_of_a_big_document_give_what_the_server_itself_gives():
+    """The checker process keeps its copy of a big document up to date from the client's
+    changes (and re-checks incrementally): after every edit of a random series its diagnostics
+    are the ones the server publishes for the same document checked in the server itself. Its
+    copy is also rebuilt from the text after a crash."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_lsp import make_dense_script
+
+    text = make_dense_script(120)
+    lines = text.split("\n")
+    rng = random.Random(23)
+    edits = []
+    for version in range(2, 42):
+        line = rng.randrange(len(lines) - 1)
+        col = rng.randint(0, len(lines[line]))
+        if rng.random() < 0.4 and col < len(lines[line]):
+            edits.append((version, {"range": {"start": {"line": line, "character": col},
+                                              "end": {"line": line, "character": col + 1}}, "text": ""}))
+            lines[line] = lines[line][:col] + lines[line][col + 1:]
+        elif rng.random() < 0.2:
+            edits.append((version, {"range": {"start": {"line": line, "character": 0},
+                                              "end": {"line": line, "character": 0}}, "text": "  --tp 3 \\\n"}))
+            lines[line:line + 1] = ["  --tp 3 \\", lines[line]]
+        else:
+            ch = rng.choice(["x", "-", " ", "8", "--dtype halff "])
+            edits.append((version, {"range": {"start": {"line": line, "character": col},
+                                              "end": {"line": line, "character": col}}, "text": ch}))
+            lines[line] = lines[line][:col] + ch + lines[line][col:]
+    published = {}
+    for route, threshold in (("checker-process", "0"), ("server", str(1 << 30))):
+        with Wire(env={"SGLANG_LSP_WORKER_THRESHOLD_BYTES": threshold}) as w:
+            w.initialize()
+            w.open(URI, text)
+            w.published(URI, 1)
+            for version, change in edits:
+                w.change(URI, version, [change])
+                if version % 3 == 0 or version == edits[-1][0]:
+                    published[(route, version)] = w.published(URI, version)["diagnostics"]
+            assert w.shutdown_and_exit() == 0
+    versions = sorted({v for _, v in published})
+    for version in versions:
+        assert published[("checker-process", version)] == published[("server", version)], version
+    with Wire(env={"SGLANG_LSP_WORKER_THRESHOLD_BYTES": "0"}) as w:  # and a fresh open of the last text
+        w.initialize()
+        w.open(URI, "\n".join(lines))
+        fresh = w.published(URI, 1)["diagnostics"]
+    strip = lambda ds: [{k: v for k, v in d.items() if k != "data"} for d in ds]  # noqa: E731 (data has the version)
+    assert strip(fresh) == strip(published[("checker-process", versions[-1])])
+
+
 def test_a_cancelled_request_leaves_the_checker_process_in_step():
     """``$/cancelRequest`` for a request the checker process is answering (each answer takes a
     second: fault ``slow-answer``): the next request gets its own answer (before, the cancelled

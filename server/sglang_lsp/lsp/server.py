@@ -117,6 +117,10 @@ class OpenDocument:
     worker_failure: limits.Refusal | None = None
     worker_documents: tuple[str, ...] = ()
     worker_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # the version whose text the checker process holds (None: it holds none), and the client's
+    # changes since, by version: the next check sends those instead of the whole text
+    worker_synced: int | None = None
+    worker_changes: list[tuple[int, list[TextChange]]] = field(default_factory=list)
 
 
 class _Answered:
@@ -620,7 +624,8 @@ class SglangLanguageServer(LanguageServer):
         return snap.language is not None and snap.refusal is None and len(snap.doc.data) >= worker.THRESHOLD_BYTES
 
     def _forget_in_worker(self, doc: OpenDocument) -> None:
-        doc.worker_key = doc.worker_diagnostics = doc.worker_failure = None
+        doc.worker_key = doc.worker_diagnostics = doc.worker_failure = doc.worker_synced = None
+        doc.worker_changes = []
         if self.checker_process is not None:
             self.checker_process.forget(doc.uri)
 
@@ -647,28 +652,38 @@ class SglangLanguageServer(LanguageServer):
                 return doc.worker_diagnostics
             if latest_only and doc.snap.version != snap.version:
                 return None
-            request = {"op": "check", "uri": doc.uri, "key": key, "text": snap.doc.text, "path": snap.doc.path,
-                       "language": snap.language, "settings": self.settings, "roots": self.roots, "env": self.env}
             doc.worker_key = doc.worker_diagnostics = doc.worker_failure = None
             if doc.result is not None or doc.reuse is not None:  # it was small until now
                 _release((doc.result, doc.reuse[0] if doc.reuse else None), None)
                 doc.result = doc.result_key = doc.reuse = None
+            request = {"op": "check", "uri": doc.uri, "key": key, "language_id": doc.language_id,
+                       "settings": self.settings, "roots": self.roots, "env": self.env}
             try:
-                reply = await self._worker().request(request)
+                reply = None
+                if doc.worker_synced is not None:  # the changes since the version it holds
+                    changes = [c for c in doc.worker_changes if c[0] <= snap.version]
+                    reply = await self._worker().request({**request, "base_version": doc.worker_synced,
+                                                          "changes": changes})
+                if reply is None or reply.get("resync"):
+                    reply = await self._worker().request({**request, "text": snap.doc.text})
             except worker.WorkerFailed as exc:  # kept for this version: the next one tries again
                 log.error("checking %s v%s in the checker process failed: %s", doc.uri, snap.version, exc)
+                doc.worker_synced, doc.worker_changes = None, []
                 doc.worker_failure = limits.Refusal(f"checking it failed: {exc}")
                 doc.worker_key, doc.worker_diagnostics = key, convert.append_json(
                     "[]", [limits.note_json(snap.doc, doc.worker_failure, snap.version, self.encoding)])
                 return doc.worker_diagnostics
+            doc.worker_synced = snap.version
+            doc.worker_changes = [c for c in doc.worker_changes if c[0] > snap.version]
             doc.worker_key, doc.worker_diagnostics = key, reply["diagnostics"]
         doc.worker_documents = tuple(reply["documents"])
         self._note_config(reply["config_error"], None)
         self._show_config_errors()
         if self.docs.get(doc.uri) is doc and doc.snap is snap:
             self._report_errors(doc, reply["errors"])
-        log.debug("checked %s v%s in the checker process in %.1f ms (%d findings)", doc.uri, snap.version,
-                  reply["seconds"] * 1000, reply["findings"])
+        log.debug("checked %s v%s in the checker process in %.1f ms (%d findings; %s, incremental=%s)", doc.uri,
+                  snap.version, reply["seconds"] * 1000, reply["findings"],
+                  "from the changes" if reply["from_changes"] else "from the text", reply["incremental"])
         return reply["diagnostics"]
 
     async def _worker_answer(self, doc: OpenDocument, snap: Snapshot, generation: int, feature: str, params: Any) -> Any:
@@ -726,6 +741,9 @@ class SglangLanguageServer(LanguageServer):
         return answers.answer(feature, result, uri, snap.version, params, self.env)
 
 
+# change notifications kept for the checker process between two checks of a big document
+# (then it gets the whole text again)
+WORKER_CHANGES_KEPT = 1000
 _SETTLE_SCRIPT = "python -m sglang.launch_server --model-path m --tp 2 --port 30000\n"
 FULL_COLLECTION_IDLE_S = 1.0
 FULL_COLLECTION_EVERY = 250
@@ -891,6 +909,10 @@ def create_server() -> SglangLanguageServer:
             changes.append(TextChange(change.text, None if r is None else
                                       (r.start.line, r.start.character, r.end.line, r.end.character)))
         doc.snap = apply_changes(doc.snap, params.text_document.version, changes, server.encoding, doc.language_id)
+        if doc.worker_synced is not None:  # the checker process gets these with the next check
+            doc.worker_changes.append((doc.snap.version, changes))
+            if len(doc.worker_changes) > WORKER_CHANGES_KEPT:
+                doc.worker_synced, doc.worker_changes = None, []  # the next check sends the text
         server.schedule(doc, server.debounce)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)

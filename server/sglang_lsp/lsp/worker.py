@@ -17,11 +17,14 @@ The exchange is one request at a time, each a pickled dict with a 4-byte length 
 one reply for each. Requests (``op``):
 
 ``check``
-    ``uri``, ``key`` (version, generation), ``text``, ``path``, ``language``, ``settings``,
-    ``roots``, ``env`` (:class:`.answers.Env`): the child checks the text as the server would
-    (:func:`sglang_lsp.engine.check_document` with the same options) and keeps the result for
-    the requests that follow. Reply: ``diagnostics`` (the publish's JSON text), ``errors``,
-    ``config_error``, ``documents`` (other files the check read), ``findings``, ``seconds``.
+    ``uri``, ``key`` (version, generation), ``language_id``, ``settings``, ``roots``, ``env``
+    (:class:`.answers.Env`), and either ``text`` or ``base_version`` and ``changes`` (the
+    client's changes since the version the child holds, by version): the child brings its copy
+    of the text (and its tree) up to date and checks it as the server would, incrementally
+    when it can (:func:`sglang_lsp.incremental.recheck` with the same options), and keeps the
+    result for the requests that follow. Reply: ``diagnostics`` (the publish's JSON text),
+    ``errors``, ``config_error``, ``documents`` (other files the check read), ``findings``,
+    ``seconds``; or ``resync`` when it does not hold ``base_version`` (then the text is sent).
 ``answer``
     ``uri``, ``key``, ``feature``, ``params``, ``env``: :func:`.answers.answer` on the kept
     result; ``missing`` when the child does not hold that version.
@@ -171,27 +174,40 @@ class Worker:
 # --- the child ------------------------------------------------------------------------------
 
 
+class _Held:
+    """What the child keeps of a document: the version it holds (its text, with the tree
+    edited along), and the check of it that the next version's incremental re-check reuses."""
+
+    __slots__ = ("key", "snap", "result", "state")
+
+    def __init__(self, key: tuple[int, int], snap: Any, result: Any, state: Any):
+        self.key = key
+        self.snap = snap
+        self.result = result
+        self.state = state
+
+
 class _Child:
     def __init__(self) -> None:
-        self.results: dict[str, tuple[tuple[int, int], Any]] = {}
-        self.generation: int | None = None
+        self.held: dict[str, _Held] = {}
+        self.checks = 0
 
     def handle(self, request: dict) -> dict:
         op = request["op"]
         if op == "check":
             return self.check(request)
         if op == "answer":
-            held = self.results.get(request["uri"])
-            if held is None or held[0] != request["key"]:
+            held = self.held.get(request["uri"])
+            if held is None or held.key != request["key"]:
                 return {"missing": True}
             from .answers import answer
 
             if "slow-answer" in os.environ.get("SGLANG_LSP_FAULT_INJECTION", ""):  # tests only
                 time.sleep(1.0)
-            return {"value": answer(request["feature"], held[1], request["uri"], request["key"][0],
+            return {"value": answer(request["feature"], held.result, request["uri"], request["key"][0],
                                     request["params"], request["env"])}
         if op == "close":
-            self.results.pop(request["uri"], None)
+            self.held.pop(request["uri"], None)
             return {}
         if op == "invalidate":
             from .. import project_config
@@ -201,30 +217,68 @@ class _Child:
         return {"failure": f"unknown request {op!r}"}
 
     def check(self, request: dict) -> dict:
-        from ..document import Document
-        from ..engine import Result, check_document
+        """Check the version ``key`` of the document: from ``text``, or from the version the
+        child holds (``base_version``) with the ``changes`` since (its tree edited by them, as
+        the server does), re-checked incrementally as the server would. ``resync`` when the
+        child does not hold ``base_version`` (it was restarted): the server sends the text."""
+        from ..engine import Result
+        from ..incremental import recheck
         from .answers import diagnostics_text
+        from .documents import apply_changes, open_snapshot, with_tree
         from .settings import engine_options
 
         started = time.perf_counter()
         uri, key, env = request["uri"], request["key"], request["env"]
-        self.results.pop(uri, None)  # the old result's memory goes before the new check
+        held = self.held.get(uri)
+        if "text" in request:
+            snap, previous = open_snapshot(uri, key[0], request["text"], request["language_id"]), None
+        else:
+            if held is None or held.snap.version != request["base_version"]:
+                return {"resync": True}
+            snap, previous = held.snap, held
+            for version, changes in request["changes"]:
+                snap = apply_changes(snap, version, changes, env.encoding, request["language_id"])
         if "checker-crash" in os.environ.get("SGLANG_LSP_FAULT_INJECTION", ""):  # tests of the containment only
             os.kill(os.getpid(), signal.SIGSEGV)
-        doc = Document(request["text"], request["path"], request["language"])
-        options, config_error, _ = engine_options(request["path"], request["settings"], request["roots"])
+        options, config_error, _ = engine_options(snap.doc.path, request["settings"], request["roots"])
+        old_tree = snap.tree if snap.tree_language == snap.language else None
+        reuse = previous is not None and old_tree is not None and previous.key[1] == key[1]
+        state, incremental = None, False
         try:
-            result = check_document(doc, options)
+            if snap.language is None or snap.refusal is not None:
+                result = Result(snap.doc.path, snap.doc, [])  # the server does not send those: defensive
+            else:
+                done = recheck(snap.doc, options, previous.result if reuse else None, previous.state if reuse else None,
+                               old_tree=old_tree, full=True)
+                result, state, incremental = done.result, done.state, done.incremental
         except MemoryError:
-            result = Result(doc.path, doc, [], errors=["the check ran out of memory"])
+            result = Result(snap.doc.path, snap.doc, [], errors=["the check ran out of memory"])
         except Exception as exc:
             log.exception("check of %s failed", uri)
-            result = Result(doc.path, doc, [], errors=[f"internal error: {type(exc).__name__}: {exc}"])
-        result.tree = None  # nothing re-parses from it here, and it is the biggest part
-        self.results[uri] = (key, result)
+            result = Result(snap.doc.path, snap.doc, [], errors=[f"internal error: {type(exc).__name__}: {exc}"])
+        if held is not None and held.result.document is not result.document:
+            held.result.document.derived.clear()  # its cycles go now (see server._release)
+        if result.tree is not None:
+            snap = with_tree(snap, result.tree, snap.language)
+        self.held[uri] = _Held(key, snap, result, state)
+        self.checks += 1
         return {"diagnostics": diagnostics_text(result, uri, key[0], env), "errors": list(result.errors),
                 "config_error": config_error, "documents": sorted(result.documents),
-                "findings": len(result.findings), "seconds": time.perf_counter() - started}
+                "findings": len(result.findings), "seconds": time.perf_counter() - started,
+                "incremental": incremental, "from_changes": "changes" in request}
+
+
+def _settle() -> None:
+    """Load what every check needs, then keep those objects out of the collector's walks
+    (as the server does, see server._settle)."""
+    import gc
+
+    from ..document import Document
+    from ..engine import check_document
+
+    check_document(Document("python -m sglang.launch_server --model-path m --tp 2\n", None, "shell"))
+    gc.collect()
+    gc.freeze()
 
 
 def _die_with_the_server() -> None:
@@ -259,6 +313,7 @@ def main() -> int:
     _limit_memory()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # the pipe carries replies only
+    _settle()
     child = _Child()
     while True:
         head = stdin.read(_LENGTH.size)
@@ -269,7 +324,7 @@ def main() -> int:
         try:
             reply = child.handle(request)
         except MemoryError:
-            child.results.clear()
+            child.held.clear()
             reply = {"failure": "the checker process ran out of memory"}
         except Exception as exc:  # the child outlives a failed request
             log.exception("request %s failed", request.get("op"))
