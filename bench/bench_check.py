@@ -12,7 +12,7 @@ Part (a), warm, in one interpreter
     ``--runs`` passes (median reported):
 
     * bare: read every file and parse it with tree-sitter-bash;
-    * full: read every file and run :func:`sglang_lsp.engine.check_document` on it.
+    * full: read every file and run :func:`sglang_lsp.engine.check.check_document` on it.
 
     Goal: full / bare <= 1.5. It also times one pass over as many files the interpreter has
     never seen (another seed): a cache keyed by file or launch contents would show up as a
@@ -20,7 +20,7 @@ Part (a), warm, in one interpreter
 
 Part (b), cold, one file per process
     Median of ``--cold-runs`` (default 15) wall-clock runs of
-    ``python -m sglang_lsp.cli check one.sh`` against ``python -c "import tree_sitter_bash"``
+    ``python -m sglang_lsp.cli.main check one.sh`` against ``python -c "import tree_sitter_bash"``
     (the floor: an interpreter that only loads the grammar). Goal: ratio <= 2. Both run with
     bytecode caching on (a private ``PYTHONPYCACHEPREFIX``), like an installed package.
 
@@ -61,9 +61,9 @@ import tree_sitter as ts  # noqa: E402
 import tree_sitter_bash  # noqa: E402
 
 import sglang_lsp  # noqa: E402
-from sglang_lsp.catalog import load_catalog  # noqa: E402
-from sglang_lsp.document import Document, decode  # noqa: E402
-from sglang_lsp.engine import Options, check_document, detect_language  # noqa: E402
+from sglang_lsp.catalog.catalog import load_catalog  # noqa: E402
+from sglang_lsp.base.document import Document, decode  # noqa: E402
+from sglang_lsp.engine.check import Options, check_document, detect_language  # noqa: E402
 
 WARM_GOAL = 1.5
 COLD_GOAL = 2.0
@@ -348,14 +348,14 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_cold:
             one = paths[0]
             shutil.copy(one, tmp / "one.sh")
-            check_cmd = [sys.executable, "-m", "sglang_lsp.cli", "check", "one.sh"]
+            check_cmd = [sys.executable, "-m", "sglang_lsp.cli.main", "check", "one.sh"]
             floor_cmd = [sys.executable, "-c", "import tree_sitter_bash"]
             cold_check = time_command(check_cmd, args.cold_runs, tmp, {0, 1})
             cold_floor = time_command(floor_cmd, args.cold_runs, tmp, {0})
             cc, cf = statistics.median(cold_check), statistics.median(cold_floor)
             cratio = cc / cf
             print(f"(b) cold single-file runs ({args.cold_runs} each, median wall clock)")
-            print(f"    {'python -m sglang_lsp.cli check one.sh':<44}{_fmt(cc)}")
+            print(f"    {'python -m sglang_lsp.cli.main check one.sh':<44}{_fmt(cc)}")
             floor_label = 'python -c "import tree_sitter_bash"'
             print(f"    {floor_label:<44}{_fmt(cf)}")
             print(f"    {'ratio':<44}{cratio:9.2f} x   (goal <= {COLD_GOAL} x: "

@@ -59,7 +59,7 @@ import tree_sitter_yaml  # noqa: E402
 
 import bench_check  # noqa: E402
 import bench_yaml  # noqa: E402
-from sglang_lsp.catalog import load_catalog  # noqa: E402
+from sglang_lsp.catalog.catalog import load_catalog  # noqa: E402
 
 # statement lists and compound commands a command may sit in (tree-sitter-bash node types)
 _CONTAINERS = {"program", "list", "pipeline", "redirected_statement", "subshell", "compound_statement",

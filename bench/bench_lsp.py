@@ -3,7 +3,7 @@
 
 This is a benchmark, not a test: it prints numbers and never fails on them.
 
-It starts the real server (``python -m sglang_lsp.cli serve``) and drives it over stdio with a
+It starts the real server (``python -m sglang_lsp.cli.main serve``) and drives it over stdio with a
 minimal JSON-RPC client, like an editor would (a publish counts when its frame has arrived,
 before the client decodes it; see :class:`Bench`):
 
@@ -58,8 +58,8 @@ if importlib.util.find_spec("sglang_lsp") is None:
     sys.path.insert(0, str(ROOT / "server"))
 
 import sglang_lsp  # noqa: E402
-from sglang_lsp.document import Document  # noqa: E402
-from sglang_lsp.engine import check_document  # noqa: E402
+from sglang_lsp.base.document import Document  # noqa: E402
+from sglang_lsp.engine.check import check_document  # noqa: E402
 
 FLAGS = [
     "--tp 8", "--dp-size 2", "--mem-fraction-static 0.85", "--quantization fp8", "--kv-cache-dtype fp8_e4m3",
@@ -222,7 +222,7 @@ class Bench:
 
     async def start(self) -> None:
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "sglang_lsp.cli", "serve", "--log-level", "warning", env=server_env(self.debounce_ms),
+            sys.executable, "-m", "sglang_lsp.cli.main", "serve", "--log-level", "warning", env=server_env(self.debounce_ms),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 24)
         self.reader_task = asyncio.ensure_future(self._read())
         await self.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {

@@ -11,9 +11,9 @@ workloads; about one launch in five carries a typical mistake. Then it times, ov
 passes (median reported):
 
 * bare: read the file and parse it with tree-sitter-yaml;
-* extract: read the file and run :func:`sglang_lsp.yaml_extract.extract_yaml` (the YAML part:
+* extract: read the file and run :func:`sglang_lsp.extract.yaml.scan.extract_yaml` (the YAML part:
   masking, parsing, finding launches, decoding scalars, shell in YAML, positions);
-* full: read the file and run :func:`sglang_lsp.engine.check_document` on it (extraction, argv
+* full: read the file and run :func:`sglang_lsp.engine.check.check_document` on it (extraction, argv
   resolution against the catalog and the knowledge-base rules for every launch);
 * unrelated: the full check of a manifest of the same size that launches no sglang (the
   byte-level pre-check should make it cost next to nothing).
@@ -49,10 +49,10 @@ import tree_sitter as ts  # noqa: E402
 import tree_sitter_yaml  # noqa: E402
 
 import sglang_lsp  # noqa: E402
-from sglang_lsp.document import Document, decode  # noqa: E402
-from sglang_lsp.catalog import load_catalog  # noqa: E402
-from sglang_lsp.engine import Options, check_document  # noqa: E402
-from sglang_lsp.yaml_extract import extract_yaml  # noqa: E402
+from sglang_lsp.base.document import Document, decode  # noqa: E402
+from sglang_lsp.catalog.catalog import load_catalog  # noqa: E402
+from sglang_lsp.engine.check import Options, check_document  # noqa: E402
+from sglang_lsp.extract.yaml.scan import extract_yaml  # noqa: E402
 
 MODELS = ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-72B-Instruct", "deepseek-ai/DeepSeek-V3-0324",
           "/models/Meta-Llama-3.1-405B-Instruct-FP8", "Qwen/Qwen3-235B-A22B-FP8"]

@@ -1,4 +1,4 @@
-"""In-process cost of the language server's YAML re-check (sglang_lsp.incremental_yaml) for
+"""In-process cost of the language server's YAML re-check (sglang_lsp.engine.incremental.yaml) for
 common kinds of edit on the 3,047-line manifest of bench_lsp.py: whether each is re-checked
 incrementally or from scratch, and the median/max time of the re-check (ms), without the
 server's own overhead. A benchmark, not a test: it prints numbers and never fails on them.
@@ -15,8 +15,8 @@ TREE = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parent
 sys.path.insert(0, str(TREE / "server"))
 sys.path.insert(0, str(HERE))
 import bench_lsp as B  # noqa: E402
-from sglang_lsp.engine import Options  # noqa: E402
-from sglang_lsp.incremental import recheck  # noqa: E402
+from sglang_lsp.engine.check import Options  # noqa: E402
+from sglang_lsp.engine.incremental import recheck  # noqa: E402
 from sglang_lsp.lsp.documents import TextChange, apply_changes, open_snapshot, with_tree  # noqa: E402
 
 text = B.make_yaml(3000)

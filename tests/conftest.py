@@ -43,6 +43,6 @@ if importlib.util.find_spec("sglang_lsp") is None:
 
 def pytest_report_header(config):
     import sglang_lsp
-    from sglang_lsp import queries
+    from sglang_lsp.base import queries
 
     return [f"sglang_lsp: {Path(sglang_lsp.__file__).parent} (queries: {queries.queries_dir()})"]

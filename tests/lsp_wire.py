@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVE = [sys.executable, "-m", "sglang_lsp.cli", "serve"]
+SERVE = [sys.executable, "-m", "sglang_lsp.cli.main", "serve"]
 DEADLINE = 120.0  # seconds a test waits for an answer before it fails (not a performance bound)
 
 

@@ -9,7 +9,7 @@ escaped a custom action).  This test needs neither sglang nor a GPU.
 
 Contract with the engine::
 
-    from sglang_lsp.engine import check_argv   # check_argv(argv: list[str]) -> list[Finding]
+    from sglang_lsp.engine.check import check_argv   # check_argv(argv: list[str]) -> list[Finding]
 
 * an argv is rejected by sglang  <=>  at least one finding has ``severity == "error"``;
 * when rejected, at least one error finding's ``sglang_error`` (a regex string) must
@@ -35,8 +35,8 @@ except ImportError:
     sys.path.append(str(Path(__file__).resolve().parent.parent / "server"))
 
 engine = pytest.importorskip(
-    "sglang_lsp.engine",
-    reason="sglang_lsp.engine (check_argv) is not importable yet; argparse oracle tests skipped",
+    "sglang_lsp.engine.check",
+    reason="sglang_lsp.engine.check (check_argv) is not importable yet; argparse oracle tests skipped",
 )
 
 

@@ -12,12 +12,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 try:
-    from sglang_lsp.valuetypes import KNOWN_TYPES
+    from sglang_lsp.catalog.valuetypes import KNOWN_TYPES
 except ImportError:  # running from a checkout without installing the package
     sys.path.insert(0, str(ROOT / "server"))
-    from sglang_lsp.valuetypes import KNOWN_TYPES
+    from sglang_lsp.catalog.valuetypes import KNOWN_TYPES
 
-CATALOG_PATH = ROOT / "server" / "sglang_lsp" / "data" / "catalogs" / "sglang-0.5.23.json"
+CATALOG_PATH = ROOT / "server" / "sglang_lsp" / "catalog" / "data" / "catalogs" / "sglang-0.5.23.json"
 CATALOG = json.loads(CATALOG_PATH.read_text(encoding="utf-8"))
 OPTIONS = CATALOG["options"]
 BY_FLAG = {s: o for o in OPTIONS for s in o["option_strings"]}
@@ -42,7 +42,7 @@ def test_header():
 
 def test_file_is_in_canonical_form():
     spec = importlib.util.spec_from_file_location(
-        "extract_catalog_for_data_test", ROOT / "server" / "sglang_lsp" / "extract_catalog.py"
+        "extract_catalog_for_data_test", ROOT / "server" / "sglang_lsp" / "catalog" / "extract_catalog.py"
     )
     ex = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ex)
@@ -129,7 +129,7 @@ def test_sets_of_choices_are_sorted():
     assert choices == sorted(choices)
 
 
-DIFFUSION_PATH = ROOT / "server" / "sglang_lsp" / "data" / "diffusion_serve_flags.json"
+DIFFUSION_PATH = ROOT / "server" / "sglang_lsp" / "catalog" / "data" / "diffusion_serve_flags.json"
 SGLANG_SOURCE = Path("/tmp/sglang-oracle-venv/lib/python3.11/site-packages/sglang")
 
 
@@ -184,7 +184,7 @@ def test_row_form_of_the_bundled_catalogs_is_up_to_date():
 
 
 def test_a_catalog_reads_the_same_in_both_forms():
-    from sglang_lsp.catalog import Catalog, load_catalog, to_rows
+    from sglang_lsp.catalog.catalog import Catalog, load_catalog, to_rows
 
     objects, rows = Catalog(json.loads(json.dumps(CATALOG))), Catalog(to_rows(CATALOG))
     assert load_catalog("0.5.23").options == rows.options == objects.options

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sglang_lsp import __version__
-from sglang_lsp.cli import main
+from sglang_lsp.cli.main import main
 
 BROKEN = (
     "#!/bin/bash\n"
@@ -179,7 +179,7 @@ def _imported_by_check(argv: list[str], watched: list[str], cwd: Path) -> tuple[
     """Exit code of ``sglang-lsp <argv>`` run in a fresh interpreter, and which of the modules
     ``watched`` (or their submodules) it imported."""
     code = (  # nothing imported here but sys: the answer is about what the check imports
-        "import sys; from sglang_lsp.cli import main; watched = set(sys.argv[1].split(',')); rc = main(sys.argv[2:]);"
+        "import sys; from sglang_lsp.cli.main import main; watched = set(sys.argv[1].split(',')); rc = main(sys.argv[2:]);"
         "print('IMPORTED', ','.join(sorted(m for m in sys.modules if m in watched or m.split('.')[0] in watched)));"
         "sys.exit(rc)"
     )
@@ -203,8 +203,8 @@ def test_check_of_a_clean_script_loads_only_what_it_needs(tmp_path):
     # file without directives, --config or sglang-lsp configuration never needs stays unimported
     (tmp_path / "a.sh").write_text(CLEAN)
     unwanted = ["logging", "difflib", "decimal", "csv", "argparse", "gettext", "dataclasses", "inspect",
-                "sglang_lsp.project_config", "sglang_lsp.directives", "sglang_lsp.suppress", "sglang_lsp.config_file",
-                "sglang_lsp.yaml_extract", "sglang_lsp.fixes"]
+                "sglang_lsp.config.project", "sglang_lsp.context.directives", "sglang_lsp.engine.suppress", "sglang_lsp.extract.sglang_config",
+                "sglang_lsp.extract.yaml.scan", "sglang_lsp.engine.fixing"]
     assert _imported_by_check(["check", "a.sh"], unwanted, tmp_path) == (0, [])
 
 
@@ -223,7 +223,7 @@ def test_check_of_a_manifest_or_of_a_script_with_mistakes_loads_no_dataclasses(t
 @pytest.mark.parametrize("argv", [["check", "--format", "concise", "bad.sh", "good.sh"], ["check", "bad.sh"],
                                   ["check", "--format", "json", "."], ["rules"], ["check", "--bogus"]])
 def test_the_command_prints_and_exits_like_main(argv, tree, capsys):
-    # `sglang-lsp` / `python -m sglang_lsp.cli` run cli.run(), which ends without the interpreter's
+    # `sglang-lsp` / `python -m sglang_lsp.cli.main` run cli.run(), which ends without the interpreter's
     # teardown: nothing printed may be lost and the exit code is main()'s
     try:
         expected = main(list(argv))
@@ -234,7 +234,7 @@ def test_the_command_prints_and_exits_like_main(argv, tree, capsys):
     env.pop("PYTHONUNBUFFERED", None)  # buffered, as usual when the output is a pipe
     server = Path(__file__).resolve().parent.parent / "server"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(server)]))
-    proc = subprocess.run([sys.executable, "-m", "sglang_lsp.cli", *argv], capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, "-m", "sglang_lsp.cli.main", *argv], capture_output=True, text=True, env=env)
     assert (proc.returncode, proc.stdout, proc.stderr) == (expected, out, err)
     assert out or err
 
@@ -249,7 +249,7 @@ def test_the_command_prints_and_exits_like_main(argv, tree, capsys):
 def test_parser_of_the_named_subcommand_parses_like_the_full_one(argv, capsys, monkeypatch):
     # main() builds only the parser of the subcommand argv names: help, errors and results must
     # be those of the full parser
-    from sglang_lsp.cli import build_parser
+    from sglang_lsp.cli.main import build_parser
 
     monkeypatch.setenv("COLUMNS", "100")
 
@@ -274,7 +274,7 @@ def test_parser_of_the_named_subcommand_parses_like_the_full_one(argv, capsys, m
 def test_plain_check_arguments_are_what_the_parser_gives(argv):
     # main() reads `check` followed by paths only without building the parser (start-up time):
     # the namespace must be the parser's, and anything else is left to the parser
-    from sglang_lsp.cli import _plain_check, build_parser
+    from sglang_lsp.cli.main import _plain_check, build_parser
 
     plain = _plain_check(argv)
     if plain is None:
@@ -286,10 +286,10 @@ def test_plain_check_arguments_are_what_the_parser_gives(argv):
 def test_plain_data_classes_of_the_check_path_behave_like_the_dataclasses_they_replace():
     # findings.Record stands in for dataclasses on the check path (start-up time): equality by
     # value, unhashable unless frozen, a repr naming the fields, replace() as dataclasses.replace
-    from sglang_lsp.context import gpu_profile
-    from sglang_lsp.document import Document
-    from sglang_lsp.engine import Options
-    from sglang_lsp.findings import Finding, Severity, Span
+    from sglang_lsp.context.facts import gpu_profile
+    from sglang_lsp.base.document import Document
+    from sglang_lsp.engine.check import Options
+    from sglang_lsp.base.findings import Finding, Severity, Span
 
     a = Finding("SGL001", Severity.ERROR, "bad", Span(1, 2))
     b = Finding("SGL001", Severity.ERROR, "bad", Span(1, 2))

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from sglang_lsp.argv import resolve
-from sglang_lsp.catalog import load_catalog
-from sglang_lsp.deployment_checks import gpus_per_node
-from sglang_lsp.document import Document
-from sglang_lsp.engine import check, check_document
-from sglang_lsp.findings import Span
-from sglang_lsp.fixes import apply_fix
-from sglang_lsp.invocation import Word
+from sglang_lsp.catalog.argv import resolve
+from sglang_lsp.catalog.catalog import load_catalog
+from sglang_lsp.checks.deployment import gpus_per_node
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import check, check_document
+from sglang_lsp.base.findings import Span
+from sglang_lsp.engine.fixing import apply_fix
+from sglang_lsp.base.invocation import Word
 
 
 def _parsed(argv: str):

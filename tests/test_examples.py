@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp import cli
-from sglang_lsp.document import Document, decode
-from sglang_lsp.engine import check_document, detect_language
+from sglang_lsp.cli import main as cli
+from sglang_lsp.base.document import Document, decode
+from sglang_lsp.engine.check import check_document, detect_language
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load_extractor():
-    path = ROOT / "server" / "sglang_lsp" / "extract_catalog.py"
+    path = ROOT / "server" / "sglang_lsp" / "catalog" / "extract_catalog.py"
     spec = importlib.util.spec_from_file_location("extract_catalog_under_test", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclass/typing helpers look modules up by name

@@ -7,12 +7,12 @@ import re
 
 import pytest
 
-from sglang_lsp import fixes as fixes_mod
-from sglang_lsp.cli import main
-from sglang_lsp.document import Document
-from sglang_lsp.engine import Result
-from sglang_lsp.findings import Applicability, Edit, Finding, Fix, Severity, Span
-from sglang_lsp.fixes import apply_fix, fix_document
+from sglang_lsp.engine import fixing as fixes_mod
+from sglang_lsp.cli.main import main
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import Result
+from sglang_lsp.base.findings import Applicability, Edit, Finding, Fix, Severity, Span
+from sglang_lsp.engine.fixing import apply_fix, fix_document
 
 BROKEN = "#!/bin/bash\npython3 -m sglang.launch_server --model-path /m --quantization FP8 --max-model-len 4096\n"
 SAFE_FIXED = BROKEN.replace("FP8", "fp8")
@@ -192,8 +192,8 @@ def _fixture_files():
 def test_fixing_rule_fixtures_is_sound_and_idempotent(path):
     from collections import Counter
 
-    from sglang_lsp.document import decode
-    from sglang_lsp.engine import Options, check_document, detect_language
+    from sglang_lsp.base.document import decode
+    from sglang_lsp.engine.check import Options, check_document, detect_language
 
     text = decode(path.read_bytes())
     doc = Document(text, str(path), detect_language(str(path), text) or "shell")

@@ -1,4 +1,4 @@
-"""The sglang flag history (server/sglang_lsp/data/flag_history.json) and its static extractor.
+"""The sglang flag history (server/sglang_lsp/catalog/data/flag_history.json) and its static extractor.
 
 Runs without network and without sglang: the data file is checked for its schema
 (docs/flag-history.md) and for facts read from the release sources; the extractor in
@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import flag_history as fh  # noqa: E402
 
-HISTORY = json.loads((ROOT / "server" / "sglang_lsp" / "data" / "flag_history.json").read_text())
+HISTORY = json.loads((ROOT / "server" / "sglang_lsp" / "catalog" / "data" / "flag_history.json").read_text())
 CATALOG = json.loads(
-    (ROOT / "server" / "sglang_lsp" / "data" / "catalogs" / "sglang-0.5.23.json").read_text())
+    (ROOT / "server" / "sglang_lsp" / "catalog" / "data" / "catalogs" / "sglang-0.5.23.json").read_text())
 RELEASES = HISTORY["releases"]
 IDX = {v: i for i, v in enumerate(RELEASES)}
 FLAGS = HISTORY["flags"]
@@ -56,7 +56,7 @@ def test_top_level():
 
 
 def test_size_is_compact():
-    path = ROOT / "server" / "sglang_lsp" / "data" / "flag_history.json"
+    path = ROOT / "server" / "sglang_lsp" / "catalog" / "data" / "flag_history.json"
     assert path.stat().st_size < 2_000_000
 
 

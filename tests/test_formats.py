@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 import jsonschema
 import pytest
 
-from sglang_lsp.cli import main
+from sglang_lsp.cli.main import main
 
 BROKEN = (
     "#!/bin/bash\n"
@@ -150,7 +150,7 @@ def test_github_workflow_commands(bad, capsys):
 
 
 def test_github_escaping():
-    from sglang_lsp.formats import _gh_data, _gh_property
+    from sglang_lsp.cli.formats import _gh_data, _gh_property
 
     assert _gh_data("50% a\r\nb") == "50%25 a%0D%0Ab"
     assert _gh_property("a,b:c%\n") == "a%2Cb%3Ac%25%0A"

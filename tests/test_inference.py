@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from sglang_lsp.argv import UNKNOWN
-from sglang_lsp.context import PROFILES, GpuClass, vendor_class
-from sglang_lsp.deployment import gpu_from_instance_type, gpu_from_label, image_facts, infer_context
-from sglang_lsp.document import Document
-from sglang_lsp.engine import Options, check, check_document
+from sglang_lsp.base.unknown import UNKNOWN
+from sglang_lsp.context.facts import PROFILES, GpuClass, vendor_class
+from sglang_lsp.context.hardware_names import gpu_from_instance_type, gpu_from_label, image_facts
+from sglang_lsp.context.inference import infer_context
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import Options, check, check_document
 
 
 def _k8s(pod_extra: str = "", container_extra: str = "", image: str = "lmsysorg/sglang:latest",
@@ -329,7 +330,8 @@ def test_vendor_class_does_not_fire_rules_that_need_the_exact_gpu():
 
 def test_kubernetes_env_reaches_env_facts():
     """`env:` of the container is the launch's environment for rules on SGLANG_* variables."""
-    from sglang_lsp.kb_engine import LaunchResolver, launch_context
+    from sglang_lsp.checks.kb.effective import LaunchResolver
+    from sglang_lsp.context.launch import launch_context
 
     text = _k8s(container_extra="          env:\n            - {name: SGLANG_USE_AITER, value: \"1\"}\n")
     doc = Document(text, "deploy.yaml", "yaml")
@@ -340,7 +342,8 @@ def test_kubernetes_env_reaches_env_facts():
 
 
 def test_compose_environment_reaches_env_facts():
-    from sglang_lsp.kb_engine import LaunchResolver, launch_context
+    from sglang_lsp.checks.kb.effective import LaunchResolver
+    from sglang_lsp.context.launch import launch_context
 
     text = """\
 services:

@@ -6,7 +6,7 @@ import io
 import shutil
 from pathlib import Path
 
-from sglang_lsp.cli import main
+from sglang_lsp.cli.main import main
 
 MODELS = Path(__file__).resolve().parent / "fixtures" / "models"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sglang_lsp.argv import UNKNOWN
-from sglang_lsp.conditions import ConditionError, Resolver, parse
+from sglang_lsp.base.unknown import UNKNOWN
+from sglang_lsp.checks.kb.conditions import ConditionError, Resolver, parse
 
 
 class Facts(Resolver):

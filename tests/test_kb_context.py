@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp.context import PROFILES, find_model_dir, gpu_names, gpu_profile, read_model_facts
-from sglang_lsp.document import Document
-from sglang_lsp.file_context import read_directives
+from sglang_lsp.context.facts import PROFILES, find_model_dir, gpu_names, gpu_profile, read_model_facts
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.settings import read_directives
 
 MODELS = Path(__file__).resolve().parent / "fixtures" / "models"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp.engine import Options, check
-from sglang_lsp.findings import Applicability, Severity
+from sglang_lsp.engine.check import Options, check
+from sglang_lsp.base.findings import Applicability, Severity
 
 MODELS = Path(__file__).resolve().parent / "fixtures" / "models"
 
@@ -208,7 +208,7 @@ def test_accepted_launches_get_no_kb_error(proj):
 
 
 def test_cli_check_with_gpu(proj, capsys):
-    from sglang_lsp.cli import main
+    from sglang_lsp.cli.main import main
 
     (proj / "run.sh").write_text(NVFP4)
     assert main(["check", str(proj / "run.sh"), "--gpu", "H100", "--format", "concise"]) == 1

@@ -6,8 +6,8 @@ import json
 import re
 from pathlib import Path
 
-from sglang_lsp.catalog import load_catalog
-from sglang_lsp.cli import main
+from sglang_lsp.catalog.catalog import load_catalog
+from sglang_lsp.cli.main import main
 from sglang_lsp.kb import RECORD_FIELDS, validate
 from sglang_lsp.kb.importer import draft_fixes, parse_text_record, read_records, to_rule
 

@@ -15,13 +15,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sglang_lsp import argv, deployment, kb_engine
-from sglang_lsp.catalog import load_catalog
-from sglang_lsp.document import Document, decode
-from sglang_lsp.engine import Options, check_document, detect_language
-from sglang_lsp.findings import Span
-from sglang_lsp.invocation import Word
-from sglang_lsp.precedence import KIND_RANK, LaunchContext, Origin
+from sglang_lsp.catalog import argv, argv_words
+from sglang_lsp.context.script_placement import ShellView
+from sglang_lsp.checks.kb import evaluate as kb_evaluate
+from sglang_lsp.checks.kb.effective import LaunchResolver
+from sglang_lsp.checks.kb.rule import kb_rules
+from sglang_lsp.catalog.catalog import load_catalog
+from sglang_lsp.base.document import Document, decode
+from sglang_lsp.engine.check import Options, check_document, detect_language
+from sglang_lsp.base.findings import Span
+from sglang_lsp.base.invocation import Word
+from sglang_lsp.context.precedence import KIND_RANK, LaunchContext, Origin
 
 CAT = load_catalog()
 LONG = CAT.long_names()
@@ -37,7 +41,7 @@ def _typo(draw_flag: str, cut: int, insert: str) -> str:
        st.sampled_from([0.6, 0.75, 0.9]))
 def test_close_candidates_keep_every_close_match(flag, cut, insert, cutoff):
     word = _typo(flag, cut, insert)
-    narrowed = argv._close_candidates(CAT, word, cutoff)
+    narrowed = argv_words.close_candidates(CAT, word, cutoff)
     assert set(narrowed) <= set(LONG)
     assert difflib.get_close_matches(word, narrowed, n=5, cutoff=cutoff) == \
         difflib.get_close_matches(word, LONG, n=5, cutoff=cutoff)
@@ -46,7 +50,7 @@ def test_close_candidates_keep_every_close_match(flag, cut, insert, cutoff):
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=30))
 def test_close_candidates_on_arbitrary_text(word):
-    assert difflib.get_close_matches(word, argv._close_candidates(CAT, word, 0.75), n=5, cutoff=0.75) == \
+    assert difflib.get_close_matches(word, argv_words.close_candidates(CAT, word, 0.75), n=5, cutoff=0.75) == \
         difflib.get_close_matches(word, LONG, n=5, cutoff=0.75)
 
 
@@ -59,10 +63,10 @@ FILES = sorted(p for p in [*(ROOT / "tests" / "fixtures" / "rules").rglob("*"), 
 
 def _every_rule(parsed, ctx, declared) -> list[str]:
     """The rules that fire, each condition evaluated in full, nothing memoised or skipped."""
-    resolver = kb_engine.LaunchResolver(parsed, ctx, declared)
+    resolver = LaunchResolver(parsed, ctx, declared)
     version = ctx.sglang_version or parsed.catalog.sglang_version
     out = []
-    for rule in kb_engine.kb_rules():
+    for rule in kb_rules():
         if not rule.applies_to(version) or (rule.skip_for_dummy_model and ctx.model_dummy):
             continue
         try:
@@ -80,7 +84,7 @@ def test_rules_fire_as_if_every_condition_were_evaluated(gpu, monkeypatch):
     one, and its findings name the rules a plain evaluation of every condition fires, in the
     rules' order."""
     compared = 0
-    original = kb_engine.evaluate
+    original = kb_evaluate.evaluate
 
     def both(parsed, ctx, inv=None, **kw):
         nonlocal compared
@@ -89,7 +93,7 @@ def test_rules_fire_as_if_every_condition_were_evaluated(gpu, monkeypatch):
         compared += 1
         return found
 
-    compare = kb_engine._Unset.compare
+    compare = kb_evaluate._Unset.compare
 
     def checked_compare(self, plan, resolver):
         vector, changed = compare(self, plan, resolver)
@@ -97,8 +101,8 @@ def test_rules_fire_as_if_every_condition_were_evaluated(gpu, monkeypatch):
         assert set(changed) >= {i for i, v in enumerate(vector) if v != self.vector[i]}
         return vector, changed
 
-    monkeypatch.setattr(kb_engine, "evaluate", both)
-    monkeypatch.setattr(kb_engine._Unset, "compare", checked_compare)
+    monkeypatch.setattr(kb_evaluate, "evaluate", both)
+    monkeypatch.setattr(kb_evaluate._Unset, "compare", checked_compare)
     for path in FILES:
         text = decode(path.read_bytes())
         language = detect_language(str(path), text) or "shell"
@@ -125,12 +129,12 @@ def _resolved(words: list[str]):
 def test_a_remembered_value_resolves_as_a_new_one(option, text):
     flag = option.option_strings[0]
     words = [f"{flag}={text}"] if text.startswith("-") else [flag, text]
-    argv._readings.cache_clear()
+    argv_words.readings.cache_clear()
     first = _resolved(words)
     assert _resolved(words) == first  # the second time remembered with the flag's reading where it passed
     if option.choices:
         words = [flag, str(option.choices[0])]
-        argv._readings.cache_clear()
+        argv_words.readings.cache_clear()
         assert _resolved(words) == _resolved(words)
 
 
@@ -150,7 +154,7 @@ def _assignments_plainly(data: bytes, name: str) -> list[tuple[int, int, int]]:
 def test_assignment_spans_as_the_plain_regex_finds_them(pieces):
     text = "".join(pieces)
     data = text.encode()
-    view = deployment._ShellView(Document(text, "x.sh", "shell"))
+    view = ShellView(Document(text, "x.sh", "shell"))
     view._assignment_span("A", len(data) + 1)  # finds (and keeps) every assignment of A in the script
     ends, spans = view._assignments["A"]
     found = [(end, span.start, span.end) for end, span in zip(ends, spans)]

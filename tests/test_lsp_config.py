@@ -14,7 +14,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from sglang_lsp.engine import check
+from sglang_lsp.engine.check import check
 from test_lsp_server import SERVER, WAIT, apply_text_edits, capabilities, codes, doc_id, edits_of, server_env
 
 pytestmark = pytest.mark.asyncio

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp import queries
-from sglang_lsp.catalog import load_catalog
-from sglang_lsp.document import Document, utf16_len
-from sglang_lsp.engine import check_argv, check_document
+from sglang_lsp.base import queries
+from sglang_lsp.catalog.catalog import load_catalog
+from sglang_lsp.base.document import Document, utf16_len
+from sglang_lsp.engine.check import check_argv, check_document
 
 pytest.importorskip("pygls")
 
@@ -328,7 +328,7 @@ def test_hover_on_a_flag_sglang_refuses_as_written(text):
     ("H100", "fa3", 8192), ("B200", "trtllm_mha", 16384), ("MI300X", "aiter", 16384),
 ])
 def test_inlay_hints_show_what_sglang_picks_for_unset_flags(gpu, attention, chunk):
-    from sglang_lsp.engine import Options
+    from sglang_lsp.engine.check import Options
     from sglang_lsp.lsp.features.inlay import inlay_hints
 
     model = ROOT / "tests" / "fixtures" / "models" / "llama3-8b"

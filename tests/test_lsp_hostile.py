@@ -550,8 +550,8 @@ def test_what_is_shown_keeps_no_result_alive(launches, max_diagnostics):
     """:func:`limits.shown` caches what it made per result (folded findings must stay the same
     objects between a publish and the code actions after it); the cache must not keep a result
     alive, whether nothing was left out (30 different errors), some were capped, or folded."""
-    from sglang_lsp.document import Document
-    from sglang_lsp.engine import check_document
+    from sglang_lsp.base.document import Document
+    from sglang_lsp.engine.check import check_document
 
     result = check_document(Document(_many_launches(launches).replace("--tp 2", "--tp-size 2"), "/x/a.sh", "shell"))
     assert len(result.findings) == launches > limits.FOLD_AFTER

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp import queries
-from sglang_lsp.document import Document
-from sglang_lsp.engine import Options, check_document, detect_language, launch_parse
-from sglang_lsp.findings import Span
-from sglang_lsp.incremental import recheck
+from sglang_lsp.base import queries
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import Options, check_document, detect_language, launch_parse
+from sglang_lsp.base.findings import Span
+from sglang_lsp.engine.incremental import recheck
 
 pytest.importorskip("pygls")
 

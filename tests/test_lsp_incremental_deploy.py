@@ -18,10 +18,10 @@ import re
 
 import pytest
 
-from sglang_lsp import deployment_checks
-from sglang_lsp.document import Document
-from sglang_lsp.engine import Options, check_document
-from sglang_lsp.incremental import recheck
+from sglang_lsp.checks import deployment as deployment_checks
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import Options, check_document
+from sglang_lsp.engine.incremental import recheck
 
 pytest.importorskip("pygls")
 

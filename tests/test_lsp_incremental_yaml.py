@@ -1,4 +1,4 @@
-"""The language server's incremental re-check of a YAML manifest (sglang_lsp.incremental_yaml)
+"""The language server's incremental re-check of a YAML manifest (sglang_lsp.engine.incremental.yaml)
 gives what a check of the text from scratch gives: random edits on realistic multi-document
 manifests, each version re-checked from the previous version's result."""
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp.document import Document
-from sglang_lsp.engine import Options, check_document, launch_parse
-from sglang_lsp.incremental import recheck
-from sglang_lsp.incremental_yaml import YamlState
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import Options, check_document, launch_parse
+from sglang_lsp.engine.incremental import recheck
+from sglang_lsp.engine.incremental.yaml import YamlState
 
 pytest.importorskip("pygls")
 

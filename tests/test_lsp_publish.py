@@ -14,9 +14,9 @@ import weakref
 
 import pytest
 
-from sglang_lsp.document import Document
-from sglang_lsp.engine import Options, check_document, detect_language
-from sglang_lsp.incremental import recheck
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import Options, check_document, detect_language
+from sglang_lsp.engine.incremental import recheck
 
 pytest.importorskip("pygls")
 

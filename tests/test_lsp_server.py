@@ -1,5 +1,5 @@
 """End-to-end tests of ``sglang-lsp serve``: pytest-lsp drives the real server process
-(``python -m sglang_lsp.cli serve``) over stdio.
+(``python -m sglang_lsp.cli.main serve``) over stdio.
 
 The server under test is the one this test session imports: the installed package, or
 ``server/`` of this checkout (then put on the server's ``PYTHONPATH``). No test asserts a
@@ -25,13 +25,13 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 import sglang_lsp
 from sglang_lsp import rules
-from sglang_lsp.document import Document, utf16_len
-from sglang_lsp.engine import check
+from sglang_lsp.base.document import Document, utf16_len
+from sglang_lsp.engine.check import check
 
 pytestmark = pytest.mark.asyncio
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVER = [sys.executable, "-m", "sglang_lsp.cli", "serve", "--log-level", "debug"]
+SERVER = [sys.executable, "-m", "sglang_lsp.cli.main", "serve", "--log-level", "debug"]
 WAIT = float(os.environ.get("SGLANG_LSP_TEST_WAIT", "30"))  # generous upper bound for a notification; never a performance assertion
 
 

@@ -16,7 +16,7 @@ import pytest
 import sglang_lsp
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVE = [sys.executable, "-m", "sglang_lsp.cli", "serve"]
+SERVE = [sys.executable, "-m", "sglang_lsp.cli.main", "serve"]
 TIMEOUT = 60
 
 

@@ -136,7 +136,7 @@ def shim(tmp_path):
     d = tmp_path / "bin"
     d.mkdir()
     exe = d / "sglang-lsp"
-    exe.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT / 'server'} exec {sys.executable} -m sglang_lsp.cli \"$@\"\n")
+    exe.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT / 'server'} exec {sys.executable} -m sglang_lsp.cli.main \"$@\"\n")
     exe.chmod(0o755)
     return d
 

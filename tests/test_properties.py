@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sglang_lsp.document import Document, decode
-from sglang_lsp.engine import Options, check_document
-from sglang_lsp.findings import Span
-from sglang_lsp.output import locate, render_json, render_text
+from sglang_lsp.base.document import Document, decode
+from sglang_lsp.engine.check import Options, check_document
+from sglang_lsp.base.findings import Span
+from sglang_lsp.cli.output import locate, render_json, render_text
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

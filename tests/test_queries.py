@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp import queries
+from sglang_lsp.base import queries
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "queries"

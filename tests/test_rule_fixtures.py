@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from sglang_lsp import rules
-from sglang_lsp.cli import main
+from sglang_lsp.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "rules"
@@ -166,8 +166,8 @@ def test_retired_flag_with_a_patched_catalog(monkeypatch, tmp_path):
     """SGL015 cannot fire with the bundled 0.5.23 catalog; check its code path with a copy of the
     catalog in which one deprecated flag refuses itself, as sglang's DeprecatedAction with
     ``error_message=`` does."""
-    from sglang_lsp import catalog as catalog_mod
-    from sglang_lsp import engine
+    from sglang_lsp.catalog import catalog as catalog_mod
+    from sglang_lsp.engine import check as engine
 
     data = json.loads((catalog_mod.CATALOG_DIR / "sglang-0.5.23.json").read_text(encoding="utf-8"))
     for opt in data["options"]:

@@ -19,7 +19,8 @@ import subprocess
 
 import pytest
 
-from sglang_lsp.shell import Source, extract
+from sglang_lsp.extract.shell.source import Source
+from sglang_lsp.extract.shell.script import extract
 
 BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="no bash on this machine")

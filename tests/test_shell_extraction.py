@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sglang_lsp.document import Document
-from sglang_lsp.shell import Source, extract
+from sglang_lsp.base.document import Document
+from sglang_lsp.extract.shell.source import Source
+from sglang_lsp.extract.shell.script import extract
 
 
 def invocations(text: str):
@@ -299,7 +300,7 @@ def test_sourcing_scan_agrees_with_its_regex():
     import random
     import re
 
-    from sglang_lsp.shell_checks import _sources_or_evals
+    from sglang_lsp.checks.shell import _sources_or_evals
 
     regex = re.compile(rb"(?m)(?:^|[;&|({]|\bthen\b|\bdo\b)[ \t]*(?:source|\.|eval)[ \t]")
     pieces = [b"source", b".", b"eval", b" ", b"\t", b"\n", b"\r", b";", b"&", b"|", b"(", b"{", b"then",
@@ -317,7 +318,7 @@ def test_sourcing_scan_agrees_with_its_regex():
 
 
 def _whole_file_captures(root):
-    from sglang_lsp import queries
+    from sglang_lsp.base import queries
 
     commands, assignments, loops = [], [], []
     for _, caps in queries.matches("bash", "script", root):
@@ -346,8 +347,8 @@ def test_pass_captures_what_the_query_captures_over_the_whole_file(script):
     """_Pass reads plain top-level commands itself and queries only the rest of the file: it
     must capture exactly what one query over the whole tree captures, each node once (error
     recovery leaves empty commands between statements, where two query ranges touch)."""
-    from sglang_lsp import queries
-    from sglang_lsp.shell import _Pass
+    from sglang_lsp.base import queries
+    from sglang_lsp.extract.shell.script import CommandWalk as _Pass
 
     data = script.encode()
     root = queries.parser("bash").parse(data).root_node
@@ -365,8 +366,8 @@ def test_pass_captures_what_the_query_captures_in_every_shell_fixture():
     walk of _Pass stands in for the query, whose compilation a cold check cannot afford)."""
     from pathlib import Path
 
-    from sglang_lsp import queries
-    from sglang_lsp.shell import _Pass
+    from sglang_lsp.base import queries
+    from sglang_lsp.extract.shell.script import CommandWalk as _Pass
 
     root_dir = Path(__file__).resolve().parent.parent
     scripts = sorted(p for d in ("tests/fixtures", "examples") for p in (root_dir / d).rglob("*.sh"))
@@ -397,7 +398,7 @@ def test_unknown_parts_of_an_sh_c_script_read_as_the_inner_shell_would():
     puts in is placed on its own text, one the inner shell puts in on the whole expansion.)"""
     import random
 
-    from sglang_lsp.engine import check_document
+    from sglang_lsp.engine.check import check_document
 
     rng = random.Random(2026)
     checked = findings = 0

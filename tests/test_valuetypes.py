@@ -1,4 +1,4 @@
-"""Tests for sglang_lsp.valuetypes.
+"""Tests for sglang_lsp.catalog.valuetypes.
 
 The bulk of the cases come from tests/data/valuetype_cases.json, whose expected results
 were produced by running sglang's own converters through argparse
@@ -17,12 +17,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 try:
-    from sglang_lsp import valuetypes
+    from sglang_lsp.catalog import valuetypes
 except ImportError:  # running from a checkout without installing the package
     sys.path.insert(0, str(ROOT / "server"))
-    from sglang_lsp import valuetypes
+    from sglang_lsp.catalog import valuetypes
 
-from sglang_lsp.valuetypes import KNOWN_TYPES, choice_matches, convert, describe
+from sglang_lsp.catalog.valuetypes import KNOWN_TYPES, choice_matches, convert, describe
 
 CASES_PATH = ROOT / "tests" / "data" / "valuetype_cases.json"
 LABELLED = json.loads(CASES_PATH.read_text(encoding="utf-8"))

@@ -10,14 +10,15 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from sglang_lsp import catalog as catalog_mod
-from sglang_lsp import versions
-from sglang_lsp.argv import UNKNOWN, resolve
-from sglang_lsp.catalog import Catalog, catalog_for
-from sglang_lsp.cli import main
-from sglang_lsp.engine import Options, check
-from sglang_lsp.findings import Applicability, CheckError, Span
-from sglang_lsp.invocation import Word
+from sglang_lsp.catalog import catalog as catalog_mod
+from sglang_lsp.catalog import versions
+from sglang_lsp.base.unknown import UNKNOWN
+from sglang_lsp.catalog.argv import resolve
+from sglang_lsp.catalog.catalog import Catalog, catalog_for
+from sglang_lsp.cli.main import main
+from sglang_lsp.engine.check import Options, check
+from sglang_lsp.base.findings import Applicability, CheckError, Span
+from sglang_lsp.base.invocation import Word
 
 ORACLE_PYTHON = Path("/tmp/sglang-oracle-venv/bin/python")
 
@@ -185,7 +186,8 @@ def test_config_key_of_a_removed_flag_is_renamed(tmp_path):
 # --- KB rules only inside their release range --------------------------------------------------
 
 def test_kb_rules_hold_only_inside_their_range_and_their_names_exist_there():
-    from sglang_lsp.kb_engine import kb_rules, validate_rule_names
+    from sglang_lsp.checks.kb.rule import kb_rules
+    from sglang_lsp.checks.kb.index import validate_rule_names
 
     problems = []
     for rule in kb_rules():
@@ -226,7 +228,7 @@ def _compared_choices(tree) -> list[tuple[str, str]]:
 
 
 def test_kb_rule_choice_literals_are_choices_in_every_release_of_their_range():
-    from sglang_lsp.kb_engine import kb_rules
+    from sglang_lsp.checks.kb.rule import kb_rules
 
     problems = []
     checked = 0
@@ -442,8 +444,8 @@ def test_lsp_settings_pick_the_workspace_environment(tmp_path, user_cache):
     found = settings.options((str(tmp_path / "ws"),))
     # the workspace's installation is a guess at the inferred level: a directive in a file beats it
     assert found.sglang_version is None and found.environment_version == "0.5.4.post2"
-    from sglang_lsp.document import Document
-    from sglang_lsp.engine import check_document
+    from sglang_lsp.base.document import Document
+    from sglang_lsp.engine.check import check_document
 
     launch = "python -m sglang.launch_server --model-path m\n"
     assert check_document(Document(launch, "/tmp/a.sh", "shell"), found).parsed[0].catalog.sglang_version == "0.5.4.post2"
@@ -477,7 +479,7 @@ def test_real_installation_builds_the_bundled_facts(user_cache, capsys, monkeypa
 def test_a_launch_may_name_its_own_release(monkeypatch):
     """The engine checks a launch against its invocation's ``sglang_version`` when one is set
     (what image-tag inference provides), else against the file's target."""
-    from sglang_lsp import engine
+    from sglang_lsp.engine import check as engine
 
     real = engine.extract
 
@@ -544,9 +546,9 @@ def test_config_files_are_not_read_for_releases_without_config(tmp_path):
 def test_old_releases_answer_for_the_server_args_fields(release):
     """Up to 0.5.13.post1 `--tp-size` is parsed into `tensor_parallel_size` and copied to the
     ServerArgs field `tp_size` by ServerArgs.from_cli_args; rules read the field names."""
-    from sglang_lsp.argv import resolve
-    from sglang_lsp.findings import Span
-    from sglang_lsp.invocation import Word
+    from sglang_lsp.catalog.argv import resolve
+    from sglang_lsp.base.findings import Span
+    from sglang_lsp.base.invocation import Word
 
     cat = catalog_for(release)
     assert cat.lookup("--tp-size").dest == "tensor_parallel_size"
@@ -584,8 +586,8 @@ def test_catalog_views_are_those_of_every_option_built_at_once(release):
 
 
 def test_deployment_checks_on_an_image_of_an_old_release():
-    from sglang_lsp.document import Document
-    from sglang_lsp.engine import check_document
+    from sglang_lsp.base.document import Document
+    from sglang_lsp.engine.check import check_document
 
     manifest = """apiVersion: v1
 kind: Pod

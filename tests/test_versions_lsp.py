@@ -7,7 +7,7 @@ import json
 
 import pytest
 from lsprotocol import types
-from sglang_lsp import catalog as catalog_mod
+from sglang_lsp.catalog import catalog as catalog_mod
 from test_lsp_server import (
     codes,
     doc_id,

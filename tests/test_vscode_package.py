@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp.catalog import available_versions
-from sglang_lsp.cli import build_parser
-from sglang_lsp.context import PROFILES, gpu_names
+from sglang_lsp.catalog.catalog import available_versions
+from sglang_lsp.cli.main import build_parser
+from sglang_lsp.context.facts import PROFILES, gpu_names
 
 pytest.importorskip("pygls")
 
@@ -82,7 +82,7 @@ def test_gpu_choices_are_the_servers_profiles():
 
 
 def test_sglang_version_choices_are_the_releases_the_server_knows():
-    from sglang_lsp import versions
+    from sglang_lsp.catalog import versions
 
     prop = PROPERTIES[f"{SECTION}.sglangVersion"]
     known = sorted(set(versions.releases()) | set(available_versions()), key=versions.release_key)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 import pytest
 
-from sglang_lsp.cli import main
-from sglang_lsp.writing import WriteError, encode_like, read_snapshot, write_bytes, write_fixed
+from sglang_lsp.cli.main import main
+from sglang_lsp.cli.writing import WriteError, encode_like, read_snapshot, write_bytes, write_fixed
 
 BROKEN = "#!/bin/bash\npython3 -m sglang.launch_server --model-path /m --quantization FP8\n"
 FIXED = BROKEN.replace("FP8", "fp8")
@@ -117,10 +118,12 @@ def test_read_only_directory_is_refused(tmp_path):
     assert p.read_text() == BROKEN
 
 
+NOBODY = 65534
+
 _AS_NOBODY = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
-from sglang_lsp.writing import WriteError, read_snapshot, write_fixed
+from sglang_lsp.cli.writing import WriteError, read_snapshot, write_fixed
 snap = read_snapshot(sys.argv[2])
 try:
     write_fixed(snap, snap.text().replace("FP8", "fp8"))
@@ -129,55 +132,84 @@ except WriteError as exc:
     sys.exit(3)
 """
 
+# what the child needs before the test means anything: the package under test, and the directory
+# the test writes in
+_PROBE = r"""
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import sglang_lsp.cli.writing
+os.listdir(sys.argv[2])
+"""
 
-def _run_as_nobody(path):
-    """Run write_fixed in a child process with uid/gid 65534, where the kernel enforces permissions.
-    /usr/bin/python3 is used because root's pyenv is not readable by other users; writing.py
-    needs only the standard library."""
+
+def _as_nobody(argv: list[str], timeout: float = 60):
     import subprocess
 
-    python = "/usr/bin/python3"
-    server = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "server")
-
     def drop():
-        os.setgid(65534)
-        os.setuid(65534)
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
 
-    return subprocess.run([python, "-c", _AS_NOBODY, server, str(path)], capture_output=True, text=True,
-                          preexec_fn=drop, timeout=60)
+    return subprocess.run(argv, capture_output=True, text=True, preexec_fn=drop, timeout=timeout)
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"), reason="needs root to drop to nobody")
+def _nobody_python(workdir: str) -> tuple[str, str]:
+    """An interpreter that uid 65534 can run and that imports, as that user, the sglang_lsp these
+    tests import (writing.py needs only the standard library, so any Python 3 will do): the
+    interpreter and the directory to put on its sys.path. Skips the test when there is none: a
+    virtualenv or checkout in a directory only root can read (root's home, say) cannot be
+    imported by another user, and that says nothing about writing.py."""
+    import sglang_lsp
+
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(sglang_lsp.__file__)))
+    tried = []
+    for python in dict.fromkeys([sys.executable, "/usr/bin/python3"]):
+        if not os.path.exists(python):
+            continue
+        try:
+            proc = _as_nobody([python, "-c", _PROBE, package_parent, workdir])
+        except OSError as exc:  # the interpreter itself is out of that user's reach
+            tried.append(f"{python}: {exc.strerror}")
+            continue
+        if proc.returncode == 0:
+            return python, package_parent
+        last = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
+        tried.append(f"{python}: {last}")
+    pytest.skip(f"uid {NOBODY} cannot import sglang_lsp from {package_parent} or read {workdir} "
+                f"({'; '.join(tried) or 'no interpreter'})")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody")
 @pytest.mark.parametrize("case", ["read-only directory", "read-only file"])
 def test_permissions_enforced_by_the_kernel(case):
+    import shutil
     import tempfile
 
     base = tempfile.mkdtemp(prefix="sglang-lsp-perm-")
     try:
         os.chmod(base, 0o755)
+        python, package_parent = _nobody_python(base)
         d = os.path.join(base, "d")
         os.mkdir(d)
         p = os.path.join(d, "f.sh")
         with open(p, "w") as fh:
             fh.write(BROKEN)
-        os.chown(d, 65534, 65534)
-        os.chown(p, 65534, 65534)
+        os.chown(d, NOBODY, NOBODY)
+        os.chown(p, NOBODY, NOBODY)
         if case == "read-only directory":
             os.chmod(d, 0o555)  # the file is writable, but no temporary file can be created next to it
             expected = "cannot create a temporary file"
         else:
             os.chmod(p, 0o444)  # the directory is writable: os.replace would succeed, the mode check refuses
             expected = "read-only; not written"
-        proc = _run_as_nobody(p)
+        proc = _as_nobody([python, "-c", _AS_NOBODY, package_parent, p])
         assert proc.returncode == 3, proc.stdout + proc.stderr
         assert expected in proc.stdout and "Traceback" not in proc.stderr
         with open(p) as fh:
             assert fh.read() == BROKEN
         assert os.listdir(d) == ["f.sh"]
     finally:
-        import shutil
-
-        os.chmod(os.path.join(base, "d"), 0o755)
+        if os.path.isdir(os.path.join(base, "d")):
+            os.chmod(os.path.join(base, "d"), 0o755)
         shutil.rmtree(base)
 
 

@@ -1,4 +1,4 @@
-"""YAML deployment files → sglang launches (:mod:`sglang_lsp.yaml_extract`): which launches are
+"""YAML deployment files → sglang launches (:mod:`sglang_lsp.extract.yaml.scan`): which launches are
 found in Kubernetes manifests, compose files, shell embedded in YAML, Helm templates and sglang
 ``--config`` files, what their argv words are, and that every word points at its exact bytes."""
 
@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp import queries
-from sglang_lsp.document import Document
-from sglang_lsp.engine import Options, check_document
-from sglang_lsp.yaml_extract import extract_yaml, mask_templates
+from sglang_lsp.base import queries
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import Options, check_document
+from sglang_lsp.extract.yaml.scan import extract_yaml
+from sglang_lsp.extract.yaml.tree import mask_templates
 
 
 def scan(text: str, path: str = "deploy.yaml", base_dir: str | None = None):
@@ -497,7 +498,7 @@ def test_helm_values_holding_a_command_string():
 
 
 def test_untitled_yaml_is_recognised_by_content():
-    from sglang_lsp.engine import detect_language
+    from sglang_lsp.engine.check import detect_language
 
     assert detect_language(None, "apiVersion: v1\nkind: Pod\n") == "yaml"
     assert detect_language(None, "# settings\n---\nservices:\n  a: {}\n") == "yaml"
@@ -579,18 +580,24 @@ def test_bare_launcher_in_a_one_line_value_is_a_command_prefix():
     assert codes(findings) == ["SGL014"]
 
 
-LINE_PATTERNS = {"_CONTAINERS_KEY": "_CONTAINERS_TEXT", "_KIND_KEY": "_KIND_TEXT", "_SERVICES_KEY": "_SERVICES_TEXT",
-                 "_DOC_SEPARATOR": "_DOC_SEPARATOR_TEXT", "_CONFLICT_MARKER": "_CONFLICT_TEXT"}
+LINE_PATTERNS = {  # module: pattern → the anchor texts of its matches
+    "scan": {"_CONTAINERS_KEY": "_CONTAINERS_TEXT", "SERVICES_KEY": "_SERVICES_TEXT"},
+    "tree": {"KIND_KEY": "KIND_TEXT", "DOC_SEPARATOR": "DOC_SEPARATOR_TEXT"},
+    "syntax": {"_CONFLICT_MARKER": "_CONFLICT_TEXT"},
+}
 
 
-@pytest.mark.parametrize("name", sorted(LINE_PATTERNS))
-def test_line_matches_equal_a_scan_of_every_line(name):
+@pytest.mark.parametrize("module,name", sorted((m, n) for m, names in LINE_PATTERNS.items() for n in names))
+def test_line_matches_equal_a_scan_of_every_line(module, name):
     """The anchored line search finds exactly what the pattern finds over the whole file (every
     match holds one of the pattern's anchor texts), on every YAML file of the test data."""
-    from sglang_lsp import yaml_extract
+    import importlib
 
-    pattern = getattr(yaml_extract, name)
-    anchors = getattr(yaml_extract, LINE_PATTERNS[name])
+    from sglang_lsp.extract.yaml.tree import line_matches
+
+    mod = importlib.import_module(f"sglang_lsp.extract.yaml.{module}")
+    pattern = getattr(mod, name)
+    anchors = getattr(mod, LINE_PATTERNS[module][name])
     root = Path(__file__).parent
     files = sorted(root.glob("fixtures/**/*.y*ml")) + sorted(root.glob("../examples/**/*.y*ml"))
     extra = [b"kind: Pod\n- - container: x\n'runner' : y\n  \"kind\":\tList\r\n---\r\n...\n<<<<<<< HEAD\n=======\n"
@@ -599,7 +606,7 @@ def test_line_matches_equal_a_scan_of_every_line(name):
     found = 0
     for data in [f.read_bytes() for f in files] + extra:
         expected = [m.span() for m in pattern.finditer(data)]
-        assert [m.span() for m in yaml_extract._line_matches(pattern, anchors, data)] == expected
+        assert [m.span() for m in line_matches(pattern, anchors, data)] == expected
         found += len(expected)
     assert found
 
@@ -608,8 +615,8 @@ def test_node_at_is_the_descendant_tree_sitter_finds_from_the_root():
     """The search from the top-level node around a range gives the node a search from the root
     gives, at every byte of multi-document files (also between documents, in comments and in a
     file that does not parse)."""
-    from sglang_lsp.yaml_extract import _Extractor
-    from sglang_lsp.catalog import load_catalog
+    from sglang_lsp.extract.yaml.scan import _Extractor
+    from sglang_lsp.catalog.catalog import load_catalog
 
     texts = [Path(__file__).parent.joinpath("fixtures/yaml/lws_deepseek.yaml").read_text(encoding="utf-8"),
              "# head\n---\na: 1\n# between\n---\n- x\n- [y, z]\n...\n---\nk: {a: b\n---\nc: 'd'\n"]
@@ -619,16 +626,16 @@ def test_node_at_is_the_descendant_tree_sitter_finds_from_the_root():
         n = len(ex.data)
         for a in range(n):
             for b in (a + 1, min(a + 7, n)):
-                assert ex._node_at(a, b).id == root.descendant_for_byte_range(a, b).id, (a, b)
+                assert ex.node_at(a, b).id == root.descendant_for_byte_range(a, b).id, (a, b)
 
 
 def test_ascii_bounds_map_bytes_like_the_shell_source():
-    """The ASCII fast path of _remap_config places every byte range where Source.from_word does
+    """The ASCII fast path of remap_config places every byte range where Source.from_word does
     (characters spread over the file, zero-width ranges, the end of the word)."""
-    from sglang_lsp.findings import Span
-    from sglang_lsp.invocation import Word
-    from sglang_lsp.shell import Source
-    from sglang_lsp.yaml_extract import _ascii_bounds
+    from sglang_lsp.base.findings import Span
+    from sglang_lsp.base.invocation import Word
+    from sglang_lsp.extract.shell.source import Source
+    from sglang_lsp.extract.yaml.configs import _ascii_bounds
 
     text = "tp-size: 8\nmodel: x"
     spans = [(100 + 2 * i, 101 + 2 * i) if i % 3 else (100 + 2 * i, 100 + 2 * i) for i in range(len(text))]
@@ -643,20 +650,20 @@ def test_ascii_bounds_map_bytes_like_the_shell_source():
 
 
 def test_parents_are_the_nodes_a_walk_up_visits():
-    """_parents (found down from the document) lists what walking ``.parent`` lists, for the node
+    """parents (found down from the document) lists what walking ``.parent`` lists, for the node
     at every byte of multi-document files, one of them broken."""
-    from sglang_lsp.yaml_extract import _Extractor
-    from sglang_lsp.catalog import load_catalog
+    from sglang_lsp.extract.yaml.scan import _Extractor
+    from sglang_lsp.catalog.catalog import load_catalog
 
     texts = [Path(__file__).parent.joinpath("fixtures/yaml/lws_deepseek.yaml").read_text(encoding="utf-8"),
              "# head\n---\na: 1\n# between\n---\n- x\n- [y, z]\n...\n---\nk: {a: b\n---\nc: 'd'\n"]
     for text in texts:
         ex = _Extractor(Document(text, "x.yaml", "yaml"), None, load_catalog())
         for a in range(len(ex.data)):
-            node = ex._node_at(a, a + 1)
+            node = ex.node_at(a, a + 1)
             walk = []
             up = node.parent
             while up is not None:
                 walk.append(up.id)
                 up = up.parent
-            assert [n.id for n in ex._parents(node)] == walk, a
+            assert [n.id for n in ex.parents(node)] == walk, a

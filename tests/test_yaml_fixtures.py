@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from sglang_lsp.cli import main
+from sglang_lsp.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "yaml"

@@ -1,7 +1,7 @@
 """Property tests of the YAML position map: for generated Kubernetes manifests and compose files
 (random flags and values, random scalar styles — plain, single, double with escapes, block
 literal/folded with chomping and indentation indicators, flow sequences — random indentation,
-several documents), the argv that :func:`sglang_lsp.yaml_extract.extract_yaml` finds is the one
+several documents), the argv that :func:`sglang_lsp.extract.yaml.scan.extract_yaml` finds is the one
 the YAML denotes (PyYAML's ``safe_load`` is the reference), and every character of every word
 points at source bytes that denote exactly that character.
 """
@@ -14,9 +14,9 @@ import yaml
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from sglang_lsp.document import Document
-from sglang_lsp.engine import Options, check_document
-from sglang_lsp.yaml_extract import extract_yaml
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import Options, check_document
+from sglang_lsp.extract.yaml.scan import extract_yaml
 
 
 def denotes(piece: bytes, ch: str) -> bool:

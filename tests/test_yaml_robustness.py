@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sglang_lsp.document import Document, decode
-from sglang_lsp.engine import Options, check_document
+from sglang_lsp.base.document import Document, decode
+from sglang_lsp.engine.check import Options, check_document
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = {p.relative_to(ROOT).as_posix(): p.read_bytes()

@@ -1,5 +1,5 @@
 """YAML scalars → their string value with a source range per character
-(:mod:`sglang_lsp.yaml_scalars`), checked against PyYAML's ``safe_load`` as the reference for
+(:mod:`sglang_lsp.extract.yaml.scalars`), checked against PyYAML's ``safe_load`` as the reference for
 what a scalar denotes.
 
 The round trip: every character of a decoded value points at source bytes that denote exactly
@@ -16,8 +16,8 @@ import yaml
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from sglang_lsp import queries
-from sglang_lsp.yaml_scalars import resolve_plain, scalar
+from sglang_lsp.base import queries
+from sglang_lsp.extract.yaml.scalars import resolve_plain, scalar
 
 SCALAR_TYPES = ("plain_scalar", "single_quote_scalar", "double_quote_scalar", "block_scalar")
 

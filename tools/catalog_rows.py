@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Write the row form of every bundled catalog (``server/sglang_lsp/data/catalogs/rows/``).
+"""Write the row form of every bundled catalog (``server/sglang_lsp/catalog/data/catalogs/rows/``).
 
     python tools/catalog_rows.py            # (re)write them from data/catalogs/sglang-*.json
     python tools/catalog_rows.py --check    # exit 1 when one is missing or out of date
 
-A check reads a bundled catalog in row form (:func:`sglang_lsp.catalog.to_rows`): the same
+A check reads a bundled catalog in row form (:func:`sglang_lsp.catalog.catalog.to_rows`): the same
 facts, parsed about three times faster (start-up time of ``sglang-lsp check``). The catalogs
 themselves (docs/catalog-format.md) stay what ``tools/extract_catalog.py`` writes and what
 everything else reads. ``tests/test_catalog_data.py`` runs the ``--check`` comparison.
@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
-from sglang_lsp.catalog import CATALOG_DIR, ROWS_DIR, to_rows  # noqa: E402
+from sglang_lsp.catalog.catalog import CATALOG_DIR, ROWS_DIR, to_rows  # noqa: E402
 
 
 def render(catalog: Path) -> str:

@@ -13,7 +13,7 @@ The flags are read statically from the wheel's source (every literal option stri
 server needs packages (diffusers, imageio …) that an LLM installation lacks.
 
     python tools/diffusion_flags.py /path/to/site-packages/sglang 0.5.23 \\
-        > server/sglang_lsp/data/diffusion_serve_flags.json
+        > server/sglang_lsp/catalog/data/diffusion_serve_flags.json
 """
 
 from __future__ import annotations

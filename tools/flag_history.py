@@ -35,10 +35,10 @@ For every sglang release on PyPI between ``--min`` (default 0.4.0) and ``--max``
      (the help text itself is not stored);
 
 4. folds the per-release catalogs into a compact history
-   (``server/sglang_lsp/data/flag_history.json``; format in
+   (``server/sglang_lsp/catalog/data/flag_history.json``; format in
    ``docs/flag-history.md``) and prints a summary, including the agreement of
    the static 0.5.23 extraction with the bundled, parser-generated catalog
-   ``server/sglang_lsp/data/catalogs/sglang-0.5.23.json``.
+   ``server/sglang_lsp/catalog/data/catalogs/sglang-0.5.23.json``.
 
 Re-running
 ----------
@@ -67,8 +67,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_OUT = REPO / "server" / "sglang_lsp" / "data" / "flag_history.json"
-DEFAULT_CATALOG = REPO / "server" / "sglang_lsp" / "data" / "catalogs" / "sglang-0.5.23.json"
+DEFAULT_OUT = REPO / "server" / "sglang_lsp" / "catalog" / "data" / "flag_history.json"
+DEFAULT_CATALOG = REPO / "server" / "sglang_lsp" / "catalog" / "data" / "catalogs" / "sglang-0.5.23.json"
 SERVER_ARGS_MODULE = "sglang.srt.server_args"
 
 

@@ -5,7 +5,7 @@
     python tools/kb_index.py --check    # exit 1 when the index is missing or out of date
 
 The index holds what the engine needs of every rule file, with the condition already parsed
-(:func:`sglang_lsp.kb.build_index`), so ``sglang-lsp check`` neither opens the rule files nor
+(:func:`sglang_lsp.checks.kb.index.build_index`), so ``sglang-lsp check`` neither opens the rule files nor
 parses conditions at start-up. ``tests/test_kb_rules.py`` runs the ``--check`` comparison.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
-from sglang_lsp.kb import build_index  # noqa: E402
+from sglang_lsp.checks.kb.index import build_index  # noqa: E402
 
 INDEX = ROOT / "server" / "sglang_lsp" / "kb" / "index.json"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Label value-conversion test cases with sglang's real converters.
 
-``server/sglang_lsp/valuetypes.py`` re-implements, without sglang, the type converters
+``server/sglang_lsp/catalog/valuetypes.py`` re-implements, without sglang, the type converters
 sglang's server parser uses.  To keep its tests grounded in fact rather than in
 expectation, this script feeds a fixed list of inputs to the *real* converters -- through
 a real argparse option, exactly as ``sglang serve --flag=TEXT`` would -- and records for

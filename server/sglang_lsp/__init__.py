@@ -1,6 +1,9 @@
 """sglang-lsp: finds sglang launch-flag mistakes in scripts and deployment files."""
 
 __version__ = "0.1.0"
+# pyproject.toml's [project.urls] Repository, the one place it is set (a test keeps them equal; a
+# constant, because reading the installed metadata costs a cold check about 27 ms)
+REPOSITORY_URL = "https://github.com/sglang-lsp/sglang-lsp"
 DEFAULT_SGLANG_VERSION = "0.5.23"
 
 

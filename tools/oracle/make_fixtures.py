@@ -64,7 +64,7 @@ def regen(codes: list[str]) -> None:
     import contextlib
     import io
 
-    from sglang_lsp.cli import main as cli
+    from sglang_lsp.cli.main import main as cli
 
     os.chdir(ROOT)
     for code in codes:
@@ -80,9 +80,9 @@ def main() -> None:
     ap.add_argument("corpus")
     ap.add_argument("--codes", default="")
     a = ap.parse_args()
-    from sglang_lsp.kb_engine import kb_rules
+    from sglang_lsp.checks.kb.rule import kb_rules
 
-    from sglang_lsp.catalog import load_catalog
+    from sglang_lsp.catalog.catalog import load_catalog
 
     cat = load_catalog(None)
     want = {c for c in a.codes.split(",") if c}

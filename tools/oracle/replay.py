@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import gzip
 import json
 import re
 import shlex
@@ -37,9 +38,9 @@ if str(ROOT / "server") not in sys.path:
     except ImportError:
         sys.path.insert(0, str(ROOT / "server"))
 
-from sglang_lsp.engine import Options, check  # noqa: E402
-from sglang_lsp.findings import Severity  # noqa: E402
-from sglang_lsp.kb_engine import kb_rules  # noqa: E402
+from sglang_lsp.engine.check import Options, check  # noqa: E402
+from sglang_lsp.base.findings import Severity  # noqa: E402
+from sglang_lsp.checks.kb.rule import kb_rules  # noqa: E402
 
 JUDGED = ("ok", "error")  # harness_limit / timeout / crash are not sglang's verdict
 
@@ -189,7 +190,10 @@ def replay(cases: list[dict]) -> tuple[Summary, list[Verdict]]:
 
 
 def load(path: str) -> list[dict]:
-    return [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+    """Labelled cases of a JSON-lines file (gzip-compressed when the name ends in ``.gz``)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 def _short(case: dict) -> str:

@@ -8,8 +8,9 @@
 --
 --   vim.lsp.config('sglang_lsp', { settings = { ['sglang-lsp'] = { gpu = 'H100' } } })
 --
--- The server must be on PATH (`pip install sglang-lsp` in the environment Neovim sees), or give
--- its full path: vim.lsp.config('sglang_lsp', { cmd = { '/path/to/venv/bin/sglang-lsp', 'serve' } }).
+-- The server must be on PATH (`pip install /path/to/sglang-lsp`, a clone of the repository, in
+-- the environment Neovim sees; it is not on PyPI yet), or give its full path:
+-- vim.lsp.config('sglang_lsp', { cmd = { '/path/to/venv/bin/sglang-lsp', 'serve' } }).
 
 ---@type vim.lsp.Config
 return {

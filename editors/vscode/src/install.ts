@@ -96,6 +96,25 @@ async function pickInterpreter(output: vscode.OutputChannel): Promise<TargetItem
   return { label: files[0].fsPath, target: { python: files[0].fsPath, source: 'chosen' } };
 }
 
+/** A workspace folder that is a clone of sglang-lsp itself (its pyproject.toml names the
+ * project), offered as what to install. */
+function checkoutInWorkspace(): string | undefined {
+  for (const folder of vscode.workspace.workspaceFolders ?? []) {
+    if (folder.uri.scheme !== 'file') {
+      continue;
+    }
+    try {
+      const pyproject = fs.readFileSync(path.join(folder.uri.fsPath, 'pyproject.toml'), 'utf8');
+      if (/^name\s*=\s*"sglang-lsp"\s*$/m.test(pyproject)) {
+        return folder.uri.fsPath;
+      }
+    } catch {
+      // no pyproject.toml: not a clone
+    }
+  }
+  return undefined;
+}
+
 /** Ask, install, and return the path of the installed executable (undefined: cancelled or
  * failed, after an error message). */
 export async function installServer(output: vscode.OutputChannel): Promise<string | undefined> {
@@ -105,8 +124,11 @@ export async function installServer(output: vscode.OutputChannel): Promise<strin
   }
   const spec = await vscode.window.showInputBox({
     title: 'sglang-lsp: what to install',
-    prompt: 'A package name, a path to a sglang-lsp checkout, or a wheel file (passed to pip install)',
-    value: 'sglang-lsp',
+    prompt:
+      'A clone of the sglang-lsp repository (its path), a wheel file, or git+ and the repository\'s URL ' +
+      '(passed to pip install; sglang-lsp is not on PyPI yet)',
+    placeHolder: '/path/to/sglang-lsp',
+    value: checkoutInWorkspace() ?? '',
     ignoreFocusOut: true,
     validateInput: (value) => (value.trim() ? undefined : 'Name what pip should install'),
   });

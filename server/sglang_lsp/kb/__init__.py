@@ -2,7 +2,7 @@
 
 This module only reads and validates the files' shape; it imports nothing else from the
 package, so the rule registry can list knowledge-base rules without loading the engine.
-Conditions are parsed by :mod:`sglang_lsp.conditions` (never evaluated as Python).
+Conditions are parsed by :mod:`sglang_lsp.checks.kb.conditions` (never evaluated as Python).
 
 A check reads ``kb/index.json`` instead of the rule files: what the engine needs of every rule,
 with its condition already parsed, in one small file (start-up time of ``sglang-lsp check``).
@@ -111,36 +111,22 @@ def load_rule_files(directory: str | None = None) -> tuple[dict, ...]:
     return tuple(out)
 
 
-def registry_entries() -> list[tuple[str, str, str, str, tuple[str, ...]]]:
-    """(code, name, severity, summary, tags) of every knowledge-base rule, for the rule registry."""
-    return [(r["code"], r["name"], r["severity"], r["summary"], tuple(r.get("tags") or ())) for r in load_index()]
+def registry_entries() -> list[tuple[str, str, str, str, tuple[str, ...], tuple[str, ...]]]:
+    """(code, name, severity, summary, tags, fix safeties) of every knowledge-base rule, for the rule
+    registry. A fix whose edits cannot be rendered for a launch is shown display-only."""
+    out = []
+    for r in load_index():
+        safeties = {fx["applicability"] for fx in r.get("fixes") or ()}
+        fixes = tuple(a for a in APPLICABILITIES if a in safeties or (safeties and a == "display"))
+        out.append((r["code"], r["name"], r["severity"], r["summary"], tuple(r.get("tags") or ()), fixes))
+    return out
 
 
-def _entry(data: dict) -> dict:
+def entry_of(data: dict) -> dict:
     entry = {k: data[k] for k in INDEX_FIELDS if k in data}
     entry["sglang_error"] = data.get("sglang_error") or data["record"]["messagePattern"]
     entry["_file"] = data["_file"]
     return entry
-
-
-def build_index() -> dict:
-    """The contents of ``kb/index.json`` for the bundled rule files. ``sglang_error`` falls back
-    to the record's ``messagePattern``; ``tree`` is the condition as
-    :func:`sglang_lsp.conditions.parse` reads it (``"false"`` for a rule without one), and
-    ``reads`` the names it reads and those it asks ``given()`` about (what the engine would
-    otherwise work out from the tree at every start: some 8 M instructions, 3% of a cold
-    single-file check)."""
-    from ..conditions import parse, tree_to_data
-    from ..kb_engine import condition_reads
-
-    entries = []
-    for data in load_rule_files():
-        entry = _entry(data)
-        condition = parse(data["condition"] if data.get("condition") else "false")
-        entry["tree"] = tree_to_data(condition.tree)
-        entry["reads"] = [list(names) for names in condition_reads(condition)]
-        entries.append(entry)
-    return {"generated_by": "tools/kb_index.py from kb/rules/*.json (do not edit)", "rules": entries}
 
 
 @functools.cache
@@ -152,7 +138,7 @@ def load_index() -> tuple[dict, ...]:
         with INDEX_PATH.open(encoding="utf-8") as fh:
             return tuple(json.load(fh)["rules"])
     except FileNotFoundError:
-        return tuple({**_entry(d), "tree": None} for d in load_rule_files())
+        return tuple({**entry_of(d), "tree": None} for d in load_rule_files())
 
 
 @functools.cache

@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 from lsprotocol import types
 
-from ..catalog import load_catalog
-from ..engine import Result
+from ..catalog.catalog import load_catalog
+from ..engine.check import Result
 from . import convert, limits
 from .features import actions, completion, hover, inlay, symbols
 

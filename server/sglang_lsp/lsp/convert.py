@@ -1,6 +1,6 @@
-"""Core objects → LSP objects. This is the only place a :class:`~sglang_lsp.findings.Finding`
+"""Core objects → LSP objects. This is the only place a :class:`~sglang_lsp.base.findings.Finding`
 becomes an LSP ``Diagnostic`` and the only place byte ranges become LSP positions (through
-:class:`~sglang_lsp.document.Document`, in the negotiated position encoding).
+:class:`~sglang_lsp.base.document.Document`, in the negotiated position encoding).
 
 A diagnostic's ``data`` carries its fixes, already converted to LSP ranges of the version it
 was computed for, so that a code action is a lookup::
@@ -21,9 +21,9 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from .. import rules
-from ..document import Document
-from ..engine import Result
-from ..findings import Applicability, Finding, Fix, Severity, Span
+from ..base.document import Document
+from ..engine.check import Result
+from ..base.findings import Applicability, Finding, Fix, Severity, Span
 
 SOURCE = "sglang-lsp"
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from ..document import Document
-from ..engine import detect_language
+from ..base.document import Document
+from ..engine.check import detect_language
 from .limits import Refusal, refusal
 
 # languageId → the engine's file kind. Anything else is decided by path and content.

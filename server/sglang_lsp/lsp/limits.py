@@ -37,9 +37,9 @@ import weakref
 from collections import Counter
 from typing import Any
 
-from ..document import Document
-from ..engine import Result
-from ..findings import Finding, Severity
+from ..base.document import Document
+from ..engine.check import Result
+from ..base.findings import Finding, Severity
 from .settings import DEFAULT_MAX_DIAGNOSTICS
 
 

@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..catalog import resolve_version
-from ..user_catalogs import environment_version
-from ..engine import Options
-from ..findings import CheckError
+from ..catalog.catalog import resolve_version
+from ..catalog.user_catalogs import environment_version
+from ..engine.check import Options
+from ..base.findings import CheckError
 
 SECTION = "sglang-lsp"
 _CODE_PREFIX = re.compile(r"^SGL\d{0,3}$")
@@ -59,7 +59,8 @@ def engine_options(path: str | None, settings: Settings, roots: tuple[str, ...])
     """Engine options for a document: the settings over the sglang-lsp configuration file that
     governs it; ``(path, problems)`` of an invalid configuration file (left out: its defaults
     are used); and the configuration found (``None``: none)."""
-    from .. import project_config
+    from ..config import discovery as config_discovery
+    from ..config import project as project_config
 
     options = settings.options(roots)
     start = path or (roots[0] + os.sep + "-" if roots else None)
@@ -67,7 +68,7 @@ def engine_options(path: str | None, settings: Settings, roots: tuple[str, ...])
         return options, None, None
     try:
         cfg = project_config.discover(start)
-    except project_config.ConfigError as exc:
+    except config_discovery.ConfigError as exc:
         return options, (exc.path, "; ".join(exc.problems)), None
     if cfg is None:
         return options, None, None
@@ -142,7 +143,7 @@ def parse(raw: Any) -> Parsed:
         python = None
     elif isinstance(python, str):
         python = os.path.expanduser(python.strip())
-        from ..user_catalogs import version_in_environment
+        from ..catalog.user_catalogs import version_in_environment
 
         if version_in_environment(python) is None:
             problems.append(f"`python`: no sglang is installed in the environment of {python}; "

@@ -210,9 +210,9 @@ class _Child:
             self.held.pop(request["uri"], None)
             return {}
         if op == "invalidate":
-            from .. import project_config
+            from ..config import discovery as config_discovery
 
-            project_config.invalidate()
+            config_discovery.invalidate()
             return {}
         return {"failure": f"unknown request {op!r}"}
 
@@ -221,8 +221,8 @@ class _Child:
         child holds (``base_version``) with the ``changes`` since (its tree edited by them, as
         the server does), re-checked incrementally as the server would. ``resync`` when the
         child does not hold ``base_version`` (it was restarted): the server sends the text."""
-        from ..engine import Result
-        from ..incremental import recheck
+        from ..engine.check import Result
+        from ..engine.incremental import recheck
         from .answers import diagnostics_text
         from .documents import apply_changes, open_snapshot, with_tree
         from .settings import engine_options
@@ -273,8 +273,8 @@ def _settle() -> None:
     (as the server does, see server._settle)."""
     import gc
 
-    from ..document import Document
-    from ..engine import check_document
+    from ..base.document import Document
+    from ..engine.check import check_document
 
     check_document(Document("python -m sglang.launch_server --model-path m --tp 2\n", None, "shell"))
     gc.collect()
@@ -306,9 +306,9 @@ def _limit_memory() -> None:
 
 def main() -> int:
     level = os.environ.get("SGLANG_LSP_WORKER_LOG_LEVEL", "info")
-    from . import _configure_logging
+    from .logs import configure_logging
 
-    _configure_logging(os.environ.get("SGLANG_LSP_WORKER_LOG_FILE"), level)
+    configure_logging(os.environ.get("SGLANG_LSP_WORKER_LOG_FILE"), level)
     _die_with_the_server()
     _limit_memory()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer

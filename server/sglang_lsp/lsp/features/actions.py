@@ -4,7 +4,7 @@
   preferred one; unsafe fixes say so in their title; display-only fixes are shown disabled
   (when the client can show that) and never carry an edit;
 * "Suppress SGLxxx for this launch command / on this line" for each current diagnostic
-  (:func:`sglang_lsp.suppress.suppression_fixes`): a ``# sglang-lsp: ignore[…] reason`` comment
+  (:func:`sglang_lsp.engine.suppress.suppression_fixes`): a ``# sglang-lsp: ignore[…] reason`` comment
   placed for the syntax at hand, never preferred and never part of "fix all";
 * ``source.fixAll.sglang-lsp``: every safe fix of the document, leaving out fixes whose edits
   overlap one already taken.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ...engine import Result
+from ...engine.check import Result
 from .. import convert
 
 
@@ -45,7 +45,7 @@ def _current_payloads(diag: types.Diagnostic, current: list[types.Diagnostic], v
 def _suppressions(result: Result, uri: str, params: types.CodeActionParams, current: list[types.Diagnostic],
                   versions: dict, encoding: str, document_changes: bool) -> list[types.CodeAction]:
     """"Suppress SGLxxx …" for each diagnostic of the request that is current (after the fixes)."""
-    from ...suppress import suppression_fixes
+    from ...engine.suppress import suppression_fixes
 
     out = []
     findings = [f for f in result.findings if f.span.path is None or f.span.path == result.document.path]

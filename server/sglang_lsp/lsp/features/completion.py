@@ -8,9 +8,9 @@ import re
 
 from lsprotocol import types
 
-from ...catalog import Catalog, Option, load_catalog
-from ...findings import CheckError
-from ...engine import Result
+from ...catalog.catalog import Catalog, Option, load_catalog
+from ...base.findings import CheckError
+from ...engine.check import Result
 from .. import convert
 from .context import config_parses, is_local, server_invocations
 from .hover import default_text, option_facts, value_kind

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...argv import FlagUse, ParsedArgs
-from ...document import Document
-from ...engine import Result, launch_parse
-from ...findings import Finding, Span
-from ...invocation import Invocation
+from ...catalog.parsed import FlagUse, ParsedArgs
+from ...base.document import Document
+from ...engine.check import Result, launch_parse
+from ...base.findings import Finding, Span
+from ...base.invocation import Invocation
 
 
 def is_local(span: Span, doc: Document) -> bool:

@@ -3,7 +3,7 @@ before launch, with their documentation and, for knowledge-base rules, the recor
 
 Two sources, in this order:
 
-* knowledge-base rules: :func:`sglang_lsp.kb_engine.explain_text`, the same matching of each
+* knowledge-base rules: :func:`sglang_lsp.checks.kb.engine.explain_text`, the same matching of each
   record's message regex that ``sglang-lsp explain`` does on the command line;
 * catalog checks (SGL001–SGL030), whose findings carry regexes of argparse's messages only per
   finding: the line is matched against the message *templates* those regexes are written
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ... import rules
-from ...catalog import Catalog
+from ...catalog.catalog import Catalog
 
 _ARG = r"argument (?P<flag>-[^\s:]*):"
 _SWITCH_VALUES = {"true", "false", "1", "0", "yes", "no", "on", "off"}
@@ -115,7 +115,7 @@ _RECORD_FIELDS = ("id", "documentation", "solutions", "exampleFix", "messagePatt
 
 
 def _kb_matches(line: str, seen: set[str]) -> list[dict]:
-    from ...kb_engine import explain_text
+    from ...checks.kb.explain import explain_text
 
     out = []
     for ex in explain_text(line):

@@ -8,11 +8,11 @@ from typing import Any
 from lsprotocol import types
 
 from ... import rules
-from ...argv import UNKNOWN
-from ...catalog import Catalog, Option
-from ...engine import Result, launch_parse
-from ...findings import Finding, Span
-from ...valuetypes import describe
+from ...base.unknown import UNKNOWN
+from ...catalog.catalog import Catalog, Option
+from ...engine.check import Result, launch_parse
+from ...base.findings import Finding, Span
+from ...catalog.valuetypes import describe
 from .. import convert
 from .context import contains, findings_at, is_local, server_invocations, use_at
 
@@ -102,7 +102,7 @@ def _kb_lines(f: Finding) -> list[str]:
     """The knowledge-base record's explanation and solutions for a finding of a KB rule."""
     if not f.kb_id:
         return []
-    from ...kb_engine import rule_by_code
+    from ...checks.kb.rule import rule_by_code
 
     rule = rule_by_code(f.code)
     if rule is None:
@@ -153,7 +153,7 @@ _SOURCE_TEXT = {"setting": "from the editor/CLI setting", "directive": "from a `
 def _launch_at(result: Result, offset: int) -> tuple[Any, list[str]] | None:
     """On the program words of a server launch: what it runs on (GPU, sglang version) and where
     each value came from: a setting, a directive, or the file itself (node selector, image …)."""
-    from ...kb_engine import launch_target
+    from ...context.launch import launch_target
 
     doc = result.document
     for inv in result.invocations:
@@ -190,7 +190,7 @@ def _launch_at(result: Result, offset: int) -> tuple[Any, list[str]] | None:
             lines.append(f"sglang: `{version}` (the bundled catalog; the file does not say)")
         parsed = launch_parse(result, inv)
         if parsed is not None:
-            from ...kb_engine import auto_selected
+            from ...checks.kb.effective import auto_selected
 
             picks = [f"`{c.flag}` → `{c.value}`" for c in auto_selected(parsed, inv, result)]
             if picks:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ...engine import Result
+from ...engine.check import Result
 from .. import convert
 from .context import is_local
 
@@ -63,7 +63,7 @@ def inlay_hints(result: Result, start: int, end: int, encoding: str) -> list[typ
 
 
 def _inferred_hints(result: Result, start: int, end: int, encoding: str) -> list[types.InlayHint]:
-    from ...kb_engine import launch_target
+    from ...context.launch import launch_target
 
     doc = result.document
     out = []
@@ -92,7 +92,7 @@ def _inferred_hints(result: Result, start: int, end: int, encoding: str) -> list
 
 
 def _auto_hints(result: Result, start: int, end: int, encoding: str) -> list[types.InlayHint]:
-    from ...kb_engine import auto_selected
+    from ...checks.kb.effective import auto_selected
     from .context import server_invocations
 
     doc = result.document

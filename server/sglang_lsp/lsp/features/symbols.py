@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ...argv import FlagUse
-from ...engine import Result
-from ...findings import Span
+from ...catalog.parsed import FlagUse
+from ...engine.check import Result
+from ...base.findings import Span
 from .. import convert
 from .context import config_parses, is_local, server_invocations
 

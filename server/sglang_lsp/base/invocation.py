@@ -1,0 +1,234 @@
+"""Launch commands found in a file: the argv words with their exact source ranges, and the
+recognizer that decides whether a word list starts sglang's server (or its router).
+
+A :class:`Word` is one argv element after shell (or YAML) processing. Its ``text`` is ``None``
+when the value cannot be known statically; ``char_spans`` maps every character of ``text`` back
+to the source bytes it came from, so that the flag part and the value part of ``--x=v`` (or a
+word expanded from a variable defined elsewhere) each get their own exact range.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .findings import Record, Span
+
+
+class CharRun(Sequence):
+    """The ``char_spans`` of a word whose characters are consecutive one-byte characters of
+    the source: ``(start + i, start + i + 1)`` for character ``i``, without a list per word."""
+
+    __slots__ = ("start", "n")
+
+    def __init__(self, start: int, n: int):
+        self.start = start
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            a, b, step = i.indices(self.n)
+            if step != 1:
+                return [self[k] for k in range(a, b, step)]
+            return CharRun(self.start + a, max(0, b - a))
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError("character index out of range")
+        return (self.start + i, self.start + i + 1)
+
+    def __iter__(self):
+        end = self.start + self.n
+        return zip(range(self.start, end), range(self.start + 1, end + 1))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, CharRun):
+            return (self.start, self.n) == (other.start, other.n) or self.n == other.n == 0
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"CharRun({self.start}, {self.n})"
+
+
+class Word(Record):
+    """One argument of a launch: its text after shell or YAML evaluation (``None``: unknown),
+    where it is written, and where each of its characters comes from. (A plain class, see
+    :class:`~sglang_lsp.base.findings.Record`; with a ``__dict__``, which the incremental re-check
+    copies.)"""
+
+    _fields = ("text", "span", "char_spans", "quote", "known_prefix", "origin", "config_key", "whole")
+
+    def __init__(self, text: str | None, span: Span, char_spans: Sequence[tuple[int, int]] | None = None,
+                 quote: str | None = None, known_prefix: str = "", origin: str = "shell",
+                 config_key: str | None = None, whole: bool = False):
+        self.text = text
+        self.span = span
+        self.char_spans = char_spans  # a list, or a CharRun
+        self.quote = quote  # the quoting of the source word: None, "'" or '"'
+        self.known_prefix = known_prefix  # literal start of an unknown word, e.g. "--tp=" for --tp=$TP
+        self.origin = origin  # shell | array | variable | yaml | config
+        self.config_key = config_key  # for words that come from a --config YAML key
+        # one argv word whatever its unknown part expands to (a Kubernetes / compose list item: the
+        # kubelet's `$(VAR)` and Compose's `${VAR}` never split a list item into several words)
+        self.whole = whole
+
+    @property
+    def known(self) -> bool:
+        return self.text is not None
+
+    def sub_span(self, start: int, end: int) -> Span:
+        """Source range of characters ``[start, end)`` of :attr:`text`."""
+        spans = self.char_spans
+        if not spans or self.text is None:
+            return self.span
+        start = max(0, min(start, len(spans)))
+        end = max(start, min(end, len(spans)))
+        if start == end:
+            pos = spans[start][0] if start < len(spans) else spans[-1][1]
+            return Span(pos, pos, self.span.path)
+        first, last = spans[start][0], spans[end - 1][1]
+        if last < first or any(b < a for (_, a), (b, _) in zip(spans[start:end - 1], spans[start + 1:end])):
+            # the characters come from several places (literal text and a variable defined
+            # elsewhere): no single range covers exactly them, so name the whole word
+            return self.span
+        return Span(first, last, self.span.path)
+
+    @property
+    def display(self) -> str:
+        if self.text is not None:
+            return self.text
+        return self.known_prefix + "…"
+
+
+class Invocation:
+    """One launch of sglang found in a file. (A plain class: it is never compared or hashed (the
+    language server's incremental re-check copies it with ``copy.copy``), and a dataclass costs a
+    cold ``sglang-lsp check`` about half a millisecond to build.
+    Without ``__slots__``: a launch may be given an ``sglang_version`` of its own, which the
+    engine reads with ``getattr``.)"""
+
+    def __init__(self, kind: str, program: list[Word], args: list[Word], span: Span, open: bool = False,
+                 env: dict[str, str | None] | None = None, base_dir: str | None = None, nested: bool = False,
+                 unassigned: list[tuple[str, Span]] | None = None):
+        self.kind = kind  # "server" | "router"
+        self.program = program  # the words that start sglang, e.g. python3 -m sglang.launch_server
+        self.args = args  # everything after them
+        self.span = span  # the whole command
+        self.open = open  # an unknown expansion may hide further arguments
+        self.env = {} if env is None else env  # prefix / exported variables
+        self.base_dir = base_dir  # directory relative paths (e.g. --config) resolve against
+        self.nested = nested  # found inside an `sh -c` string
+        # `$name` / `${name}` expansions in the command that the file never assigns: (name, range)
+        self.unassigned = [] if unassigned is None else unassigned
+
+    @property
+    def label(self) -> str:
+        return " ".join(w.display for w in self.program)
+
+
+# --- recognizing the launcher ------------------------------------------------------------
+
+_PYTHON = re.compile(r"^(?:.*/)?python(?:\d+(?:\.\d+)*)?[tw]?$")
+SERVER_MODULES = {"sglang.launch_server"}
+ROUTER_MODULES = {"sglang_router.launch_server", "sglang_router.launch_router"}
+# Python interpreter options that take a separate value.
+_PY_OPTS_WITH_VALUE = {"-W", "-X", "-Q", "--check-hash-based-pycs"}
+# Commands that run another command given later on their command line.
+WRAPPERS = {
+    "exec", "nohup", "env", "setsid", "timeout", "numactl", "srun", "docker", "podman", "uv",
+    "uvx", "taskset", "nice", "ionice", "stdbuf", "time", "sudo", "chrt", "nsys", "ncu",
+    "apptainer", "singularity", "mpirun", "mpiexec", "conda", "micromamba", "mamba", "pixi",
+    "poetry", "pipenv", "hatch", "rye", "kubectl", "stdbuf", "caffeinate", "flock", "xargs",
+    "ssh", "pdm", "unbuffer", "dumb-init", "tini", "gosu", "su-exec", "catchsegv", "strace",
+    "ltrace", "valgrind", "perf", "py-spy", "watchmedo", "command", "builtin",
+}
+SHELLS = {"sh", "bash", "zsh", "dash", "ksh"}
+
+
+class LaunchMatch:
+    """Where the launcher is in a command's words (a plain class: it needs no generated methods,
+    and each dataclass costs a cold ``sglang-lsp check`` about half a millisecond to build)."""
+
+    __slots__ = ("kind", "start", "end")
+
+    def __init__(self, kind: str, start: int, end: int):
+        self.kind = kind  # server | router | shell
+        self.start = start  # index of the first launcher word
+        self.end = end  # index of the first argument after the launcher (for shell: the script word)
+
+
+def _base(word: Word) -> str | None:
+    return None if word.text is None else word.text.rsplit("/", 1)[-1]
+
+
+def may_start_launch(word: Word) -> bool:
+    """Whether a command named ``word`` can be a launch (the launcher, a shell or a wrapper);
+    lets extraction skip expanding the other words of every unrelated command."""
+    return word.text is not None and may_be_launcher(word.text)
+
+
+def may_be_launcher(name: str) -> bool:
+    """Whether a command name (``/opt/venv/bin/python3``, ``nohup``, ``bash`` …) is one."""
+    base = name.rsplit("/", 1)[-1]
+    return base in WRAPPERS or base in SHELLS or base == "sglang" or bool(_PYTHON.match(base))
+
+
+_LAUNCH_HINT = re.compile(rb"sglang|[$`]")
+_QUOTING = re.compile(rb"[\\\"']")
+
+
+def may_contain_launch(data: bytes) -> bool:
+    """False only when the source text of a command cannot denote an sglang launch: no
+    ``sglang`` once quotes and backslashes are dropped, and no expansion that could supply it."""
+    return _LAUNCH_HINT.search(data) is not None or b"sglang" in _QUOTING.sub(b"", data)
+
+
+def match_launch(words: list[Word]) -> LaunchMatch | None:
+    """Find where sglang (or a nested ``sh -c`` script) starts in a command's words.
+
+    Only commands whose name is the launcher itself, a shell, or a known wrapper are
+    considered, so ``echo python -m sglang.launch_server`` is not a launch.
+    """
+    if not words or not may_start_launch(words[0]):
+        return None
+    for i, word in enumerate(words):
+        base = _base(word)
+        if base is None:
+            continue
+        if base == "sglang" and i + 1 < len(words) and words[i + 1].text == "serve":
+            return LaunchMatch("server", i, i + 2)
+        if _PYTHON.match(base):
+            j = i + 1
+            while j < len(words) and words[j].text is not None and words[j].text.startswith("-"):
+                opt = words[j].text
+                if opt == "-m" or opt.startswith("-m") and len(opt) > 2:
+                    module = opt[2:] if len(opt) > 2 else (words[j + 1].text if j + 1 < len(words) else None)
+                    nxt = j + 1 if len(opt) > 2 else j + 2
+                    if module in SERVER_MODULES:
+                        return LaunchMatch("server", i, nxt)
+                    if module in ROUTER_MODULES:
+                        return LaunchMatch("router", i, nxt)
+                    return None
+                if opt in ("-c",):
+                    return None
+                j += 2 if opt in _PY_OPTS_WITH_VALUE else 1
+            continue
+        if base in ("-m",) and i + 1 < len(words) and words[i + 1].text in SERVER_MODULES | ROUTER_MODULES:
+            # `uv run -m sglang.launch_server`, `pixi run -m …`
+            kind = "server" if words[i + 1].text in SERVER_MODULES else "router"
+            return LaunchMatch(kind, i, i + 2)
+        if base in SHELLS and i + 2 < len(words):
+            opt = words[i + 1].text
+            if opt is not None and re.fullmatch(r"-[a-z]*c[a-z]*", opt):
+                # the script is the first operand: `bash -lc -- 'script'`, `sh -c -e 'script'`
+                k = i + 2
+                while k + 1 < len(words) and words[k].text is not None and (
+                        words[k].text == "--" or re.fullmatch(r"-[a-z]+", words[k].text)):
+                    k += 1
+                    if words[k - 1].text == "--":
+                        break
+                return LaunchMatch("shell", i, k)
+    return None

@@ -1,0 +1,1 @@
+"""Knowledge-base rules: the condition language, sglang's effective values, evaluation."""

@@ -1,0 +1,1 @@
+"""The command line: commands, file discovery, output formats, writing fixed files."""

@@ -1,0 +1,277 @@
+"""YAML deployment files → sglang launches (with every argv word mapped to its exact bytes in the
+YAML file) and sglang ``--config`` mappings.
+
+What is understood:
+
+* **Kubernetes** manifests, multi-document: every container found under a ``containers`` /
+  ``initContainers`` / ``ephemeralContainers`` list or a ``container:`` key, anywhere (pod
+  templates of any workload, LeaderWorkerSet leader and worker templates, ``kind: List`` items,
+  custom resources), and the single container of an OME serving runtime (``runner:``) or a
+  Dynamo graph service (``extraPodSpec.mainContainer:``). ``command`` + ``args`` form the argv;
+  ``$(VAR)`` is expanded from the container's ``env`` like the kubelet does (``$$`` escapes; a
+  ``valueFrom`` variable is unknown; a LeaderWorkerSet's ``LWS_GROUP_SIZE`` is its ``size``; an
+  undefined one is kept literally and reported as SGL023). ``sh -c`` / ``bash -c`` scripts are
+  parsed as shell, with positions mapped back through the YAML scalar.
+* **docker-compose** ``services.*.command`` / ``entrypoint``: a list, or a string split the way
+  Compose splits it (go-shellwords: quotes and backslashes, no shell); ``$VAR`` / ``${VAR}``
+  interpolation is unknown, ``$$`` is a ``$``; ``environment`` (list or map) becomes the
+  invocation's environment.
+* **Shell inside YAML** elsewhere (SkyPilot ``run:``/``setup:``, GitHub Actions ``run:``, GitLab
+  ``script:``, Helm values): any string whose text launches sglang is parsed as shell, with the
+  ``env``/``envs``/``environment``/``variables`` mappings around it as its environment.
+* **sglang ``--config`` files**, detected by content (a top-level mapping whose keys are mostly
+  sglang flags), and the same inside a ConfigMap's ``data`` (``serve.yaml: |``); a launch's
+  ``--config`` is resolved against such a ConfigMap, a compose bind mount, or a file next to the
+  YAML file (see :class:`ConfigRef`).
+* **Templates** (Helm/Go ``{{ … }}``, GitHub Actions ``${{ … }}``) are masked before parsing with
+  same-length filler, so positions do not move; every word that touches one is unknown.
+
+A file that mentions no sglang launch and is no sglang config is recognised from its bytes and
+costs next to nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import tree_sitter as ts
+
+from ...base.document import Document
+from ...base.findings import Finding, Record, Span
+from ...base.invocation import CharRun, Invocation, Word
+from ...catalog.catalog import Catalog, load_catalog
+from ..sglang_config import ConfigFile
+from ..shell.script import ShellScript
+from ..shell.source import Source
+from ..shell.script import extract as extract_shell
+from .scalars import Scalar
+from .tree import MENTIONS_SGLANG, SCALAR_TYPES, Text, YamlTree, line_matches
+from .compose import ComposeReader
+from .configs import ConfigRef, ConfigReader, looks_like_config
+from .embedded import EmbeddedShellReader
+from .k8s import KubernetesReader
+from .syntax import SyntaxReader
+
+
+
+# --- cheap byte-level pre-checks ----------------------------------------------------------
+
+_LAUNCH_BYTES = re.compile(rb"sglang(?:\.launch_server|_router|[\"',\s-]+serve\b)")
+_CONTAINERS_KEY = re.compile(rb"^[ \t]*(?:- )*[\"']?(containers|initContainers|ephemeralContainers|container|runner"
+                             rb"|mainContainer)[\"']?[ \t]*:", re.M)
+SERVICES_KEY = re.compile(rb"^[\"']?(services)[\"']?[ \t]*:", re.M)
+# text each match of the line patterns above holds (see line_matches)
+_CONTAINERS_TEXT = (b"ontainer", b"runner")
+_SERVICES_TEXT = (b"services",)
+
+# --- templates ----------------------------------------------------------------------------
+
+
+# --- Kubernetes ---------------------------------------------------------------------------
+
+
+class YamlScan(Record):
+    """What one YAML file holds for the engine. (A plain class, see
+    :class:`~sglang_lsp.base.findings.Record`.)"""
+
+    __slots__ = _fields = ("invocations", "configs", "findings", "config_refs", "templated", "literal_scripts")
+
+    def __init__(self, invocations: list[Invocation] | None = None, configs: list[ConfigFile] | None = None,
+                 findings: list[Finding] | None = None, config_refs: dict[tuple[int, int], ConfigRef] | None = None,
+                 templated: bool = False, literal_scripts: list[ShellScript] | None = None):
+        self.invocations = [] if invocations is None else invocations
+        self.configs = [] if configs is None else configs  # sglang --config mappings checked on their own
+        self.findings = [] if findings is None else findings  # YAML problems, $(VAR), folded `\`, non-string args
+        self.config_refs = {} if config_refs is None else config_refs  # path word span → what it names
+        self.templated = templated  # template expressions were masked
+        # shell scripts in literal block scalars (their bytes are the script's, line for line)
+        self.literal_scripts = [] if literal_scripts is None else literal_scripts
+
+
+def extract_yaml(doc: Document, base_dir: str | None = None, cat: Catalog | None = None) -> YamlScan:
+    """Launches and ``--config`` mappings of one YAML file (see the module docs)."""
+    data = doc.data
+    launches = MENTIONS_SGLANG in data
+    if not launches and not looks_like_config(data, cat or load_catalog()):
+        return YamlScan()
+    ex = _Extractor(doc, base_dir, cat or load_catalog())
+    doc.derived["yaml_extractor"] = ex
+    return ex.run(launches)
+
+
+def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: ts.Tree, start: int,
+                      end: int, configs: dict[str, ConfigFile] | None = None) -> tuple[YamlScan, int]:
+    """The launches and YAML problems of the documents in ``[start, end)`` of a file, read as
+    :func:`extract_yaml` reads them in the whole file: the language server's incremental
+    re-check (:mod:`sglang_lsp.engine.incremental.yaml`) extracts an edited document again this way. ``tree``:
+    the file's tree (a file without templates, whose tree is that of its text). Returns the scan
+    and how many of its launches come from containers (in a whole file's scan, those of every
+    container come before those of shell elsewhere). Compose services are not looked at, the
+    file as a ``--config`` file and ConfigMap configs only so that the caller sees them in
+    ``scan.configs`` (it checks such a file from scratch); no syntax problems are reported (nor
+    is a tree with errors given). ``configs``: the sglang configs the file's other ConfigMaps hold,
+    by their name in ``data`` (what a launch's ``--config`` may name)."""
+    ex = _Extractor(doc, base_dir, cat, tree)
+    doc.derived["yaml_extractor"] = ex
+    data = ex.data
+    ex._window = (ex.top_start(start), end)  # (the `kind:` keys of the documents around the part only)
+    ex.embedded_configs.update(configs or {})
+    if b"ConfigMap" in data[start:end]:
+        ex.configmaps(tree.root_node)
+    first = next((n for n in ex.tops or () if n.type == "document"), None)
+    if first is not None and first.end_byte > start:  # (only the first document can make the file a config)
+        ex.config_document(tree.root_node)
+    keys = line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, data, start, end)
+    for node in ex.query_at(keys, ("block_mapping_pair",), "containers", "container"):
+        ex.container(node)
+    containers = len(ex.scan.invocations)
+    for node in ex.query_at(_LAUNCH_BYTES.finditer(data, start, end), SCALAR_TYPES, "embedded_shell", "script",
+                             skip=ex.is_consumed):
+        ex.embedded(node)
+    ex._finish()
+    return ex.scan, containers
+
+
+def service_names(doc: Document, tree: ts.Tree, start: int, end: int) -> set[str]:
+    """The names of the Services defined in the documents in ``[start, end)`` of a file without
+    templates (``tree``: its tree), as a container's ``$(X_PORT)`` reads them: the language
+    server's re-check of an edited Service (whose name a launch elsewhere may read)."""
+    return _Extractor(doc, None, load_catalog(), tree).services_in(start, end)
+
+
+def yaml_reader(doc: Document) -> _Extractor:
+    """The YAML helpers (tree, anchors, merge keys, scalars) on ``doc``'s tree for other modules:
+    the tree :func:`extract_yaml` parsed for the same document when it ran, so that a check
+    parses the file once. Only template ranges are unknown to the reader (not the ``$(VAR)``
+    references an extraction marks)."""
+    ex = doc.derived.get("yaml_extractor")
+    if ex is None:
+        return _Extractor(doc, None, load_catalog())
+    reader = copy.copy(ex)
+    reader.holes = list(ex.templates)
+    reader._hole_mask = None
+    return reader
+
+
+# ---------------------------------------------------------------------------------------
+
+
+class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigReader, SyntaxReader, YamlTree):
+    """One extraction of a YAML file: the readers of each kind of launch, on one tree."""
+
+    def __init__(self, doc: Document, base_dir: str | None, cat: Catalog, tree: ts.Tree | None = None):
+        YamlTree.__init__(self, doc, tree)
+        self.base_dir = base_dir
+        self.cat = cat
+        self.scan = YamlScan(templated=bool(self.templates))
+        self.embedded_configs: dict[str, ConfigFile] = {}  # ConfigMap data key → config
+        self._kinds: dict | None = None  # `kind:` key position → (start, end, kind) of its object
+        self._kind_matches: list[re.Match] | None = None
+        # bytes whose `kind:` keys are all _kind_of looks at: whole documents around an edited
+        # part (see extract_yaml_part); None: the whole file
+        self._window: tuple[int, int] | None = None
+        self._doc_starts: list[int] = []
+        self._kind_starts: list[int] = []
+        self.mounts: dict[str, str] = {}  # compose bind mounts: container path → host path
+        self._services: set[str] | None = None
+        self.command_texts: list[tuple[Text, bool]] = []  # YAML strings read as a command (shell or Compose)
+        self.bad_folds: set[int] = set()  # end byte of a line break that a `\` escapes (SGL024)
+
+    # --- driver --------------------------------------------------------------------------
+
+    def run(self, launches: bool) -> YamlScan:
+        root = self.tree.root_node
+        relevant = False
+        if launches:
+            self.configmaps(root)
+            keys = line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, self.data)
+            for node in self.query_at(keys, ("block_mapping_pair",), "containers", "container"):
+                relevant |= self.container(node)
+            keys = line_matches(SERVICES_KEY, _SERVICES_TEXT, self.data)
+            for node in self.query_at(keys, ("document",), "compose_services", "service"):
+                relevant |= self.service(node)
+            # (a string already read as a container's or service's command is not read again)
+            # (nodes nest: launch text inside a range already read lies in a string inside it)
+            texts = [m for m in _LAUNCH_BYTES.finditer(self.data) if not self.is_consumed_range(*m.span())]
+            for node in self.query_at(texts, SCALAR_TYPES, "embedded_shell", "script", skip=self.is_consumed):
+                relevant |= self.embedded(node)
+        relevant |= self.config_document(root)
+        relevant |= bool(self.scan.configs)
+        if relevant or (root.has_error and _LAUNCH_BYTES.search(self.data)):
+            self.scan.findings[:0] = self.syntax_findings(root)
+            self._finish()
+        else:
+            self.scan.findings = []
+        return self.scan
+
+    # --- launches ------------------------------------------------------------------------
+
+    def launch(self, match, words: list[Word], env: dict[str, str | None], open_: bool = False) -> Invocation:
+        first, last = words[0].span, words[-1].span
+        inv = Invocation(
+            kind=match.kind, program=words[match.start : match.end], args=words[match.end :],
+            span=Span(first.start, max(first.end, last.end)), open=open_, env=dict(env), base_dir=self.base_dir,
+        )
+        self.scan.invocations.append(inv)
+        return inv
+
+    def shell(self, script: Word, sc: Scalar | None, env_words: dict[str, Word | None],
+               env_text: dict[str, str | None]) -> None:
+        """Parse a YAML string as shell; its launches join the scan with exact positions."""
+        parsed = extract_shell(Source.from_word(script), self.base_dir, 1, env_words)
+        for inv in parsed.invocations:
+            inv.env = {**env_text, **inv.env}
+            self.scan.invocations.append(inv)
+        if parsed.invocations and script.text is not None:
+            self.command_texts.append((Text(script.text, list(script.char_spans or [])), False))
+        if sc is not None and sc.style == "literal" and parsed.invocations:
+            # a literal block keeps the script's bytes line for line: the `\`-continuation checks
+            # (checks.shell) apply to it
+            self.scan.literal_scripts.append(parsed)
+
+    # --- after extraction ------------------------------------------------------------------
+
+    def _finish(self) -> None:
+        self.folded_backslashes()
+        if self.bad_folds or self.holes:  # (else no word changes)
+            for inv in self.scan.invocations:
+                for group in (inv.program, inv.args):
+                    if self.bad_folds:
+                        group[:] = [w for w in map(self.intended, group) if w is not None]
+                    if self.holes:
+                        self._unknown_if_holes(group, inv)
+        self.config_refs()
+        if self.holes:
+            for cfg in self.scan.configs:
+                self._unknown_if_holes(cfg.words, None)
+
+    def _unknown_if_holes(self, words: list[Word], inv: Invocation | None) -> None:
+        """:meth:`_unknown_if_hole` on each of ``words`` in place; a word whose characters all
+        lie in one range of the file is decided by one look at the mask of unknown bytes (a
+        file has far more words than unknown ranges)."""
+        mask = self.mask()
+        for i, w in enumerate(words):
+            spans = w.char_spans
+            if w.text is None:
+                continue
+            if type(spans) is CharRun and spans.n:
+                if mask.find(1, spans.start, spans.start + spans.n + 1) < 0:
+                    continue  # (what _in_hole decides first, without a call)
+            words[i] = self._unknown_if_hole(w, inv)
+
+    def _unknown_if_hole(self, w: Word, inv: Invocation | None) -> Word:
+        if w.text is None:
+            return w
+        spans = w.char_spans or [(w.span.start, w.span.end)]
+        k = self.in_hole(spans)
+        if k is None:
+            return w
+        prefix = w.text[:k] if w.char_spans else ""
+        if inv is not None and any(self.overlaps_template(s, e) for s, e in spans) and not prefix.startswith("-"):
+            inv.open = True  # a template may stand for any number of words
+        return Word(None, w.span, None, w.quote, prefix, w.origin, w.config_key, w.whole)
+
+    # --- YAML syntax -----------------------------------------------------------------------
+
+
