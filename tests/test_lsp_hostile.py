@@ -120,6 +120,58 @@ def test_pulled_diagnostics_of_a_document_that_is_not_checked():
             "sglang-lsp did not check this document: it holds 100 NUL bytes, so it is not text."]
 
 
+# --- deep input the guard lets through --------------------------------------------------------------
+
+
+_LAUNCH_TP = "python -m sglang.launch_server --model-path m --tp 2"
+DEEP = {
+    # case: (text, language id, uri, SGL007 findings (the abbreviated --tp of every launch))
+    "3000-launches-joined-by-&&": (" && \\\n".join([_LAUNCH_TP] * 3000) + "\n", "shellscript", URI, 3000),
+    "2000-launches-joined-by-||": (" || \\\n".join([_LAUNCH_TP] * 2000) + "\n", "shellscript", URI, 2000),
+    "2000-nested-subshells": ("( " * 2000 + _LAUNCH_TP + " )" * 2000 + "\n", "shellscript", URI, 1),
+    "2000-nested-groups": ("{ " * 2000 + _LAUNCH_TP + "; }" * 2000 + "\n", "shellscript", URI, 1),
+    "2000-nested-ifs": ("if true; then\n" * 2000 + _LAUNCH_TP + "\nfi" * 2000 + "\n", "shellscript", URI, 1),
+    "2000-nested-loops": ("while true; do\n" * 2000 + _LAUNCH_TP + "\ndone" * 2000 + "\n", "shellscript", URI, 1),
+}
+DEEP_YAML = {
+    # case: a Pod whose launch has --tpp (SGL001) beside a value nested 10,000 levels deep
+    "10000-nested-flow-sequences": POD + "x: " + "[" * 10_000 + "]" * 10_000 + "\n",
+    "10000-nested-flow-mappings": POD + "x: " + "{a: " * 10_000 + "1" + "}" * 10_000 + "\n",
+    "3000-chained-aliases": POD + "".join(f"b{i}: &b{i} {{x: *b{max(i - 1, 1)}}}\n" for i in range(1, 3000)),
+}
+
+
+def test_deep_input_is_checked_without_overflow():
+    """Input nested thousands of levels deep that the size guard lets through (short lines, a
+    small document): chains of launches, nested subshells, groups, ifs and loops, and YAML flow
+    collections and alias chains. Each is checked in full (every launch found) by one server,
+    which answers another document's hover after each; nothing in the engine walks such a tree
+    recursively or once per launch up to the root (1,000 launches joined by ``&&`` took 15 s,
+    2,000 nearly two minutes, 3,000 longer than the two minutes the client here waits)."""
+    with Wire(env={"SGLANG_LSP_WORKER_THRESHOLD_BYTES": str(1 << 30)}) as w:
+        w.initialize()
+        _open_other(w)
+        cases = [(case, *DEEP[case]) for case in DEEP]
+        cases += [(case, DEEP_YAML[case], "yaml", YAML_URI, None) for case in DEEP_YAML]
+        for number, (case, text, language_id, uri, launches) in enumerate(cases):
+            assert limits.refusal(text.encode(), "yaml" if language_id == "yaml" else "shell") is None, case
+            uri = uri.replace("hostile.", f"deep-{number}.")
+            w.open(uri, text, language_id)
+            diagnostics = w.published(uri, 1)["diagnostics"]
+            assert "--tp-size" in _hover_other(w)["result"]["contents"]["value"], case
+            assert all("code" in d for d in diagnostics), (case, diagnostics[:1])  # no note: checked in full
+            if launches is None:
+                assert [d["code"] for d in diagnostics] == ["SGL001"], case
+                continue
+            tp = [d for d in diagnostics if d.get("code") == "SGL007"]
+            assert len(tp) == min(launches, limits.FOLD_AFTER), case
+            if launches > limits.FOLD_AFTER:
+                assert tp[-1]["message"].endswith(f"[{launches - limits.FOLD_AFTER:,} more times in this document, "
+                                                  "not shown]"), case
+            w.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        assert w.shutdown_and_exit() == 0
+
+
 # --- many findings: folded and capped -----------------------------------------------------------------
 
 
