@@ -597,6 +597,24 @@ def test_refusal_limits():
     assert limits.refusal(block_scalar, "yaml") is None  # deep indentation, no nesting
 
 
+def test_first_long_line_is_the_first_line_over_the_limit():
+    """:func:`limits.first_long_line` (windows of half the limit, a few finds) against a split
+    into lines, on random texts of short and long lines around small limits."""
+    def by_split(data: bytes, limit: int) -> tuple[int, int] | None:
+        start = 0
+        for line in data.split(b"\n"):
+            if len(line) > limit:
+                return start, len(line)
+            start += len(line) + 1
+        return None
+
+    rng = random.Random(24)
+    for _ in range(5000):
+        limit, share = rng.randint(1, 30), rng.random() * 0.3
+        data = bytes(10 if rng.random() < share else rng.choice(b"ab") for _ in range(rng.randint(0, 200)))
+        assert limits.first_long_line(data, limit) == by_split(data, limit), (data, limit)
+
+
 def _random_yaml(rng: random.Random, levels: int) -> str:
     lines, column = [], 0
     for i in range(levels):

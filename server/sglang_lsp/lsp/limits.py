@@ -104,20 +104,40 @@ def refusal(data: bytes, language: str | None) -> Refusal | None:
     control = len(data.translate(None, _TEXT_BYTES))
     if control and control > CONTROL_SHARE * len(data):
         return Refusal(f"{control:,} of its {len(data):,} bytes are control characters, so it is not text")
-    if len(data) > MAX_LINE_BYTES:  # else no line can be too long
-        lengths = list(map(len, data.split(b"\n")))
-        longest = max(lengths)
-        if longest > MAX_LINE_BYTES:
-            index = lengths.index(longest)
-            start = sum(lengths[:index]) + index
-            return Refusal(f"line {index + 1:,} is {_size(longest)} long, more than the {MAX_LINE_BYTES:,} bytes "
-                           "per line the language server checks", start, start)
+    long_line = first_long_line(data)
+    if long_line is not None:
+        start, length = long_line
+        line = data.count(b"\n", 0, start) + 1
+        return Refusal(f"line {line:,} is {_size(length)} long, more than the "
+                       f"{MAX_LINE_BYTES:,} bytes per line the language server checks", start, start)
     if language == "yaml":
         depth, at = yaml_depth(data)
         if depth > MAX_YAML_DEPTH:
             return Refusal(f"its YAML block collections nest {depth:,} levels deep, more than the "
                            f"{MAX_YAML_DEPTH} the language server parses (tree-sitter-yaml crashes past about 250)",
                            at, at)
+    return None
+
+
+def first_long_line(data: bytes, limit: int = MAX_LINE_BYTES) -> tuple[int, int] | None:
+    """(start, length) of the first line longer than ``limit`` bytes, or ``None``. The text is
+    looked at in windows of ``limit // 2`` bytes: when each holds a line break no line can be
+    longer than ``limit``, and only a window without one is measured exactly. A few ``find``
+    calls per document instead of a split into lines (this runs on every edit)."""
+    step = max(limit // 2, 1)
+    at = 0
+    while at + step <= len(data):
+        if data.find(b"\n", at, at + step) >= 0:
+            at += step
+            continue
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at + step)
+        end = len(data) if end < 0 else end
+        if end - start > limit:
+            return start, end - start
+        at = end + 1
+    if len(data) - at > limit:  # pragma: no cover - the last window is shorter than a limit
+        return at, len(data) - at
     return None
 
 
