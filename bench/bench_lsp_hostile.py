@@ -15,7 +15,7 @@ Usage (from the repository root)::
 
     python bench/bench_lsp_hostile.py                     # every case
     python bench/bench_lsp_hostile.py --only framing      # one group: framing, lifecycle,
-                                                          # text, big, memory, explain, yaml
+                                                          # text, big, deep, memory, explain, yaml
     PYTHONPATH=/some/other/checkout/server python bench/bench_lsp_hostile.py   # compare
 
 Hover latency while a big document is checked: a hover on another (small) document is sent
@@ -258,7 +258,7 @@ def surrogates() -> None:
 # --- big documents ----------------------------------------------------------------------------------
 
 
-def big_case(case: str, text: str, language_id: str = "shellscript", uri: str = URI) -> None:
+def big_case(case: str, text: str, language_id: str = "shellscript", uri: str = URI, group: str = "big") -> None:
     w = Wire(["--log-level", "warning"])
     stop = threading.Event()
     peak = [0.0]
@@ -305,7 +305,7 @@ def big_case(case: str, text: str, language_id: str = "shellscript", uri: str = 
             outcome += (f"; hover on another doc: median {statistics.median(finite) if finite else float('inf'):.0f} ms,"
                         f" max {max(latencies):.0f} ms ({len(latencies)} hovers)")
         outcome += f"; peak RSS {peak[0]:.0f} MB" + (" (KILLED at cap)" if peak[0] > RSS_CAP else "")
-        row("big", case, outcome)
+        row(group, case, outcome)
     finally:
         stop.set()
         w.kill()
@@ -455,7 +455,17 @@ def yaml() -> None:
              (ROOT / "bench" / "virtual" / "deep-flow.yaml").as_uri())
 
 
-GROUPS = {"framing": framing, "lifecycle": lifecycle, "text": surrogates, "big": big, "memory": memory,
+def deep() -> None:
+    """Deep input the size guard lets through: short lines, a small document."""
+    launch = "python -m sglang.launch_server --model-path m --tp 2"
+    for n in (1000, 2000):
+        chain = " && \\\n".join([launch] * n) + "\n"
+        big_case(f"{n:,} launches joined by && ({len(chain) // 1000} KB)", chain, group="deep")
+    ifs = "if true; then\n" * 2000 + launch + "\nfi" * 2000 + "\n"
+    big_case("2,000 nested ifs around a launch", ifs, group="deep")
+
+
+GROUPS = {"framing": framing, "lifecycle": lifecycle, "text": surrogates, "big": big, "deep": deep, "memory": memory,
           "explain": explain, "yaml": yaml}
 
 
