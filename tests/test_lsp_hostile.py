@@ -21,7 +21,6 @@ import subprocess
 import sys
 import time
 import weakref
-from pathlib import Path
 
 import pytest
 

@@ -16,7 +16,7 @@ from lsprotocol import types
 from ..catalog.catalog import load_catalog
 from ..engine.check import Result
 from . import convert, limits
-from .features import actions, completion, hover, inlay, symbols
+from .features import actions, completion, effective, hover, inlay, symbols
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,18 @@ def _inlay_hints(result: Result, uri: str, version: int, params: types.InlayHint
     return inlay.inlay_hints(result, start, end, env.encoding)
 
 
+def _code_lenses(result: Result, uri: str, version: int, params: types.CodeLensParams, env: Env):
+    return effective.code_lenses(result, uri, env.encoding)
+
+
+def _effective_configuration(result: Result, uri: str, version: int, position: types.Position | None, env: Env):
+    """The effective configuration of the launch at ``position`` (``None``: the document's first)."""
+    offset = None
+    if position is not None and convert.in_range(result.document, position):
+        offset = convert.to_byte(result.document, position, env.encoding)
+    return effective.effective_configuration(result, uri, offset)
+
+
 def _diagnostics(result: Result, uri: str, version: int, params: Any, env: Env) -> list[types.Diagnostic]:
     """The pulled diagnostics: those shown (see :func:`.limits.shown`) and the notes."""
     shown, notes = limits.shown(result, env.max_diagnostics)
@@ -88,6 +100,8 @@ FEATURES: dict[str, Callable[[Result, str, int, Any, Env], Any]] = {
     "documentSymbol": _symbols,
     "inlayHint": _inlay_hints,
     "diagnostic": _diagnostics,
+    "codeLens": _code_lenses,
+    "effectiveConfiguration": _effective_configuration,
 }
 
 # what a feature answers when there is nothing to answer from (a document not checked)
@@ -98,6 +112,8 @@ EMPTY: dict[str, Callable[[], Any]] = {
     "documentSymbol": list,
     "inlayHint": list,
     "diagnostic": list,
+    "codeLens": list,
+    "effectiveConfiguration": lambda: None,
 }
 
 

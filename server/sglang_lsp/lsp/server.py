@@ -59,7 +59,6 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from lsprotocol import types
@@ -75,9 +74,10 @@ from ..base.document import Document
 from ..engine.check import Result, check_document
 from ..engine.incremental import ScopeState, recheck
 from . import answers, convert, limits, transport, worker
+from .open_document import OpenDocument
 from .protocol import Protocol
 from .documents import Snapshot, TextChange, apply_changes, open_snapshot, uri_to_path, with_tree
-from .features import completion, explain
+from .features import completion, effective, explain
 from .settings import SECTION, KNOWN_KEYS, Settings, engine_options, parse as parse_settings, section_of
 
 log = logging.getLogger("sglang_lsp.lsp")
@@ -94,33 +94,6 @@ FAULT_ENV = "SGLANG_LSP_FAULT_INJECTION"
 # previous check to reuse, or the reuse was tried and is not possible
 _ON_THE_CHECKER: Any = object()
 _FROM_SCRATCH: Any = object()
-
-
-@dataclass
-class OpenDocument:
-    uri: str
-    language_id: str | None
-    snap: Snapshot
-    result: Result | None = None
-    result_key: tuple[int, int] | None = None  # (version, settings generation) of ``result``
-    # the latest result with what re-checking the next version incrementally needs (one
-    # tuple, so the checker thread reads a consistent pair)
-    reuse: tuple[Result, ScopeState | None] | None = None
-    pending: dict[tuple[int, int, bool], asyncio.Future] = field(default_factory=dict)
-    timer: asyncio.TimerHandle | None = None
-    published: convert.Published = field(default_factory=convert.Published)  # for the next publish's text
-    published_version: int | None = None  # the version of the latest publish
-    # a big document (checked in the checker process): the (version, generation) the process
-    # holds the result of, that check's diagnostics (or why it failed), the other files it read
-    worker_key: tuple[int, int] | None = None
-    worker_diagnostics: str | None = None
-    worker_failure: limits.Refusal | None = None
-    worker_documents: tuple[str, ...] = ()
-    worker_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    # the version whose text the checker process holds (None: it holds none), and the client's
-    # changes since, by version: the next check sends those instead of the whole text
-    worker_synced: int | None = None
-    worker_changes: list[tuple[int, list[TextChange]]] = field(default_factory=list)
 
 
 class SglangLanguageServer(LanguageServer):
@@ -881,6 +854,20 @@ def create_server() -> SglangLanguageServer:
         if not server.settings.inlay_hints:
             return []
         return await server.answer("inlayHint", params.text_document.uri, params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    @_contained(server, "codeLens", list)
+    async def on_code_lens(params: types.CodeLensParams):
+        return await server.answer("codeLens", params.text_document.uri, params)
+
+    @server.command(effective.EFFECTIVE_COMMAND)
+    @_contained(server, "effectiveConfiguration", lambda: None)
+    async def effective_configuration(*args):
+        uri = args[0] if args and isinstance(args[0], str) else None
+        if uri is None:
+            return None
+        return await server.answer("effectiveConfiguration", uri,
+                                   effective.position_argument(args[1] if len(args) > 1 else None))
 
     @server.command(EXPLAIN_COMMAND)
     @_contained(server, "explainError", lambda: {"line": "", "matches": []})
