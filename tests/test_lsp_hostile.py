@@ -274,10 +274,13 @@ def test_big_document_features_are_answered_by_the_checker_process():
                                                       "context": {"diagnostics": [dtype]}})["result"],
                 wire.call("textDocument/documentSymbol", {"textDocument": {"uri": URI}})["result"],
                 wire.call("textDocument/completion", {"textDocument": {"uri": URI}, "position": position})["result"],
+                wire.call("textDocument/codeLens", {"textDocument": {"uri": URI}})["result"],
+                wire.call("workspace/executeCommand", {"command": "sglang-lsp.effectiveConfiguration",
+                                                       "arguments": [URI, position]})["result"],
             ))
         assert answers[0] == answers[1]  # the checker process answers as the server itself does
-        diagnostics, hover, actions, symbols, completion = answers[0]
-        assert hover and actions and symbols and completion
+        diagnostics, hover, actions, symbols, completion, lenses, effective = answers[0]
+        assert hover and actions and symbols and completion and lenses and effective
         assert any("bfloat16" in json.dumps(a) or "half" in json.dumps(a) for a in actions)
 
 
