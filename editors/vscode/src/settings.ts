@@ -11,7 +11,8 @@ export const SECTION = 'sglang-lsp';
 
 /** The keys the server reads: `KNOWN_KEYS` of server/sglang_lsp/lsp/settings.py
  * (tests/test_vscode_package.py keeps the two lists equal). */
-export const SERVER_KEYS = ['gpu', 'sglangVersion', 'select', 'ignore', 'modelSearchPaths', 'inlayHints', 'python'] as const;
+export const SERVER_KEYS = ['gpu', 'sglangVersion', 'select', 'ignore', 'modelSearchPaths', 'inlayHints', 'python',
+  'maxDiagnostics'] as const;
 
 /** Settings where the settings UI's "" means "not set", which the server wants as null. */
 const EMPTY_IS_UNSET = new Set<string>(['gpu', 'sglangVersion', 'python']);

@@ -7,27 +7,17 @@ import logging
 import os
 import sys
 
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-
-
-def _configure_logging(log_file: str | None, level: str) -> None:
-    handler: logging.Handler = logging.FileHandler(log_file, encoding="utf-8") if log_file \
-        else logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(getattr(logging, level.upper(), logging.INFO))
-    # pygls logs every message it sends or receives at INFO/DEBUG: only its warnings
-    logging.getLogger("pygls").setLevel(max(root.level, logging.WARNING))
+from .logs import configure_logging
 
 
 def serve(tcp: tuple[str, int] | None = None, log_file: str | None = None, log_level: str = "info") -> int:
     """Run the server until ``exit`` (or the client goes away). Returns the exit code: 0 after
     ``shutdown`` + ``exit``, 1 when the connection ended without a ``shutdown``."""
-    _configure_logging(log_file, log_level)
+    configure_logging(log_file, log_level)
     from .server import create_server
 
     server = create_server()
+    server.log_file, server.log_level = log_file, log_level
     log = logging.getLogger("sglang_lsp.lsp")
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but LSP frames on the real stdout, whatever else prints

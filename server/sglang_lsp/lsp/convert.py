@@ -352,6 +352,14 @@ def diagnostics_text(result: Result, uri: str, version: int, encoding: str, publ
     return "[" + ",".join(parts) + "]"
 
 
+def append_json(list_text: str, items: list[dict]) -> str:
+    """A JSON list's text with ``items`` added at its end."""
+    if not items:
+        return list_text
+    more = ",".join(json.dumps(item, separators=_COMPACT) for item in items)
+    return list_text[:-1] + ("," if list_text != "[]" else "") + more + "]"
+
+
 # --- fixes → workspace edits -------------------------------------------------------------
 
 

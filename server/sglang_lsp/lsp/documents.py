@@ -16,6 +16,7 @@ from urllib.parse import unquote, urlparse
 
 from ..base.document import Document
 from ..engine.check import detect_language
+from .limits import Refusal, refusal
 
 # languageId → the engine's file kind. Anything else is decided by path and content.
 SHELL_IDS = {"shellscript", "sh", "bash", "zsh", "ksh", "shell", "slurm"}
@@ -24,6 +25,19 @@ YAML_IDS = {"yaml", "yml", "dockercompose", "docker-compose", "compose", "helm",
 # `markdown` documents)
 OTHER_IDS = {"dockerfile": "dockerfile", "containerfile": "dockerfile", "markdown": "markdown", "mdx": "markdown",
              "restructuredtext": "rst", "rst": "rst", "python": "python"}
+
+
+# a UTF-16 surrogate on its own: JSON can carry one (``"\\ud800"``), UTF-8 cannot
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def client_text(text: str) -> str:
+    """A text as the client sent it, each lone surrogate replaced by U+FFFD. Both count as one
+    UTF-16 code unit and one code point (and U+FFFD takes the three bytes a client's WTF-8
+    gives a surrogate), so the positions the client sends later still fall where it means."""
+    if text.isascii():
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def uri_to_path(uri: str) -> str | None:
@@ -57,6 +71,11 @@ class Snapshot:
     language: str | None
     tree: Any = None  # tree of an earlier text, edited to match ``doc`` (or None)
     tree_language: str | None = None
+    refusal: Refusal | None = None  # why this text is not checked (see .limits); None: it is
+
+
+def _refusal(doc: Document, language: str | None) -> Refusal | None:
+    return refusal(doc.data, language) if language is not None else None
 
 
 @dataclass(frozen=True)
@@ -80,14 +99,15 @@ def apply_changes(snap: Snapshot, version: int, changes: list[TextChange], encod
     doc = snap.doc
     tree = snap.tree.copy() if snap.tree is not None else None
     for change in changes:
+        text = client_text(change.text)
         if change.range is None:
             tree = None
-            doc = Document(change.text, doc.path, doc.language)
+            doc = Document(text, doc.path, doc.language)
             continue
         sl, sc, el, ec = change.range
         start = doc.lsp_to_byte(sl, sc, encoding)
         end = max(start, doc.lsp_to_byte(el, ec, encoding))
-        inserted = change.text.encode("utf-8", "surrogateescape")
+        inserted = text.encode("utf-8")
         if tree is not None:
             start_point = doc.byte_to_point(start)
             tree.edit(
@@ -99,13 +119,16 @@ def apply_changes(snap: Snapshot, version: int, changes: list[TextChange], encod
     language = language_for(language_id, doc.path, doc.text)
     if language is not None and language != doc.language:
         doc = Document(doc.text, doc.path, language)
-    return Snapshot(version, doc, language, tree, snap.tree_language if tree is not None else None)
+    return Snapshot(version, doc, language, tree, snap.tree_language if tree is not None else None,
+                    _refusal(doc, language))
 
 
 def open_snapshot(uri: str, version: int, text: str, language_id: str | None) -> Snapshot:
+    text = client_text(text)
     path = uri_to_path(uri)
     language = language_for(language_id, path, text)
-    return Snapshot(version, Document(text, path, language or "shell"), language)
+    doc = Document(text, path, language or "shell")
+    return Snapshot(version, doc, language, refusal=_refusal(doc, language))
 
 
 def with_tree(snap: Snapshot, tree: Any, language: str | None) -> Snapshot:

@@ -20,7 +20,8 @@ from ..base.findings import CheckError
 
 SECTION = "sglang-lsp"
 _CODE_PREFIX = re.compile(r"^SGL\d{0,3}$")
-KNOWN_KEYS = ("gpu", "sglangVersion", "select", "ignore", "modelSearchPaths", "inlayHints", "python")
+KNOWN_KEYS = ("gpu", "sglangVersion", "select", "ignore", "modelSearchPaths", "inlayHints", "python", "maxDiagnostics")
+DEFAULT_MAX_DIAGNOSTICS = 1000
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Settings:
     model_search_paths: tuple[str, ...] = ()
     inlay_hints: bool = False
     python: str | None = None  # interpreter whose installed sglang sets the target release
+    max_diagnostics: int = DEFAULT_MAX_DIAGNOSTICS  # per document; the rest are counted in one more
 
     def options(self, roots: tuple[str, ...] = ()) -> Options:
         """Engine options; ``roots`` (the workspace folders) are searched for models after the
@@ -51,6 +53,26 @@ class Settings:
         if self.sglang_version:
             return self.sglang_version
         return environment_version(self.python, roots)
+
+
+def engine_options(path: str | None, settings: Settings, roots: tuple[str, ...]) -> tuple[Options, tuple[str, str] | None, Any]:
+    """Engine options for a document: the settings over the sglang-lsp configuration file that
+    governs it; ``(path, problems)`` of an invalid configuration file (left out: its defaults
+    are used); and the configuration found (``None``: none)."""
+    from ..config import discovery as config_discovery
+    from ..config import project as project_config
+
+    options = settings.options(roots)
+    start = path or (roots[0] + os.sep + "-" if roots else None)
+    if start is None:
+        return options, None, None
+    try:
+        cfg = project_config.discover(start)
+    except config_discovery.ConfigError as exc:
+        return options, (exc.path, "; ".join(exc.problems)), None
+    if cfg is None:
+        return options, None, None
+    return options.replace(project=cfg.for_file(start)), None, cfg
 
 
 @dataclass
@@ -143,8 +165,14 @@ def parse(raw: Any) -> Parsed:
         problems.append(f"`inlayHints` must be true or false, not {inlay!r}; using false")
         inlay = False
 
+    max_diagnostics = raw.get("maxDiagnostics", DEFAULT_MAX_DIAGNOSTICS)
+    if isinstance(max_diagnostics, bool) or not isinstance(max_diagnostics, int) or max_diagnostics < 1:
+        problems.append(f"`maxDiagnostics` must be a whole number of at least 1, not {max_diagnostics!r}; "
+                        f"using {DEFAULT_MAX_DIAGNOSTICS}")
+        max_diagnostics = DEFAULT_MAX_DIAGNOSTICS
+
     unknown = sorted(k for k in raw if k not in KNOWN_KEYS)
     if unknown:
         problems.append("unknown setting" + ("s" if len(unknown) > 1 else "") + ": "
                         + ", ".join(f"`{k}`" for k in unknown) + " (ignored)")
-    return Parsed(Settings(gpu, version, select, ignore, paths, inlay, python), problems)
+    return Parsed(Settings(gpu, version, select, ignore, paths, inlay, python, max_diagnostics), problems)

@@ -60,7 +60,7 @@ TEMPLATES: list[Template] = [
     Template(re.compile(r"does not contain 'lora_name' and 'lora_path' keys"), ("SGL003",),
              "a LoRA adapter given as JSON without its name and path"),
     Template(re.compile(r"(?:Expecting|Extra data|Unterminated|Invalid control character|Invalid \\escape)"
-                        r"[^:]*: line \d+ column \d+"), ("SGL003",), "a value that looks like JSON but is not"),
+                        r"[^:\n]{0,200}: line \d+ column \d+"), ("SGL003",), "a value that looks like JSON but is not"),
     Template(re.compile(r"unrecognized arguments:(?P<args>.*)$"), _unrecognized,
              "words sglang's parser does not accept"),
     Template(re.compile(r"Multiple config files specified"), ("SGL018",), "more than one --config"),
@@ -134,10 +134,24 @@ def _kb_matches(line: str, seen: set[str]) -> list[dict]:
     return out
 
 
+# characters of each line that are matched against the message patterns: sglang's messages are
+# far shorter, and every pattern runs in time linear in what it reads (tests/test_lsp_hostile.py)
+MAX_LINE_CHARS = 10_000
+
+
+def capped(text: str) -> str:
+    """``text`` with each line cut to :data:`MAX_LINE_CHARS` characters."""
+    if len(text) <= MAX_LINE_CHARS:
+        return text
+    return "\n".join(line[:MAX_LINE_CHARS] for line in text.splitlines())
+
+
 def explain(line: str, cat: Catalog) -> dict:
     """``{"line": …, "matches": [{code, name, summary, severity, url, doc, what, flag, option,
     [kbId, sglangVersions, notes, record]}, …]}`` (knowledge-base rules first); ``matches`` is
-    empty when the line is none of the known messages."""
+    empty when the line is none of the known messages. Only the first
+    :data:`MAX_LINE_CHARS` characters of each line are read."""
+    given, line = line, capped(line)
     seen: set[str] = set()
     out: list[dict] = _kb_matches(line, seen)
     for template in TEMPLATES:
@@ -157,7 +171,7 @@ def explain(line: str, cat: Catalog) -> dict:
                 "code": code, "name": rule.name, "summary": rule.summary, "severity": rule.severity.value,
                 "url": rule.url, "doc": _doc(code), "what": template.what, "flag": flag, "option": option,
             })
-    return {"line": line, "matches": out}
+    return {"line": given if len(given) <= MAX_LINE_CHARS else line, "matches": out}
 
 
 def explain_markdown(result: dict) -> str:
