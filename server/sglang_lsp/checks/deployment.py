@@ -25,6 +25,7 @@ from ..context.hardware_names import GPU_LABELS, gpu_from_resource, image_facts
 from ..context.placement import Matches, Mover, Placement, Probe, FileScalar, same_moved
 from ..context.script_placement import carry_matches
 from ..context.inference import placement
+from ..base import workspace_files
 from ..base.document import Document
 from ..base.findings import Applicability, Edit, Finding, Fix, Span, contain_failure
 from ..base.invocation import Invocation
@@ -785,17 +786,15 @@ def _exclusive_pairs(members: list[Launch], tree: Any) -> set[tuple[int, int]]:
 
 
 def _dot_env(doc: Document) -> set[str] | None:
-    """Names a `.env` file next to the compose file defines (``None``: it cannot be read)."""
+    """Names a `.env` file next to the compose file defines (``None``: an untitled buffer).
+    Raises OSError when the file is there but cannot (or must not) be read."""
     if not doc.path:
         return None
-    path = os.path.join(os.path.dirname(os.path.abspath(doc.path)), ".env")
+    path = os.path.join(os.path.dirname(doc.path), ".env")  # (relative to where the file is named from)
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
+        text = workspace_files.read_text(path, workspace_files.DOT_ENV)
     except FileNotFoundError:
         return set()
-    except OSError:
-        return None
     return set(re.findall(r"(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)[ \t]*=", text))
 
 
@@ -814,7 +813,13 @@ def _compose_interpolations(launches: list[Launch], doc: Document) -> list[Findi
             if has_default or name not in where.service_env or span in seen:
                 continue
             if dot_env is None:
-                dot_env = _dot_env(doc)
+                try:
+                    dot_env = _dot_env(doc)
+                except OSError as exc:
+                    if isinstance(exc, workspace_files.RefusedFile):  # a FIFO, a device, a huge file
+                        out.append(finding("SGL071", f"{exc}; `${name}` and the other interpolations are not "
+                                           "checked against it", span))
+                    return out
                 if dot_env is None:
                     return out
             if name in dot_env:

@@ -18,7 +18,9 @@ def _git_files(directory: Path) -> list[Path] | None:
 
     try:
         proc = subprocess.run(
-            ["git", "-C", str(directory), "ls-files", "--cached", "--others", "--exclude-standard", "-z", "."],
+            # core.fsmonitor off: a repository's own git configuration may name a program to run
+            ["git", "-c", "core.fsmonitor=false", "-C", str(directory), "ls-files", "--cached", "--others",
+             "--exclude-standard", "-z", "."],
             capture_output=True, timeout=30,
         )
     except (OSError, subprocess.SubprocessError):
@@ -50,9 +52,10 @@ def is_candidate(path: Path) -> bool:
     if path.suffix.lower() in (".sh", ".bash", ".zsh", ".ksh", ".slurm", ".sbatch", ".yaml", ".yml"):
         return True
     if path.suffix == "" or fnmatch.fnmatch(name, "*.command"):
-        try:
-            with path.open("rb") as fh:
-                head = fh.read(128)
+        from ..base import workspace_files
+
+        try:  # (a FIFO or a link to a device is not opened: it could block the walk for good)
+            head = workspace_files.read_bytes(path, workspace_files.FILE_HEAD, cache=False)
         except OSError:
             return False
         return head.startswith(b"#!") and (b"sh" in head.split(b"\n", 1)[0])

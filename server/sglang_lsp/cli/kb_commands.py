@@ -51,21 +51,24 @@ def run_explain(args) -> int:
     sources: list[tuple[str, str]] = []
     if not args.logs:
         sources.append(("<stdin>", sys.stdin.read()))
+    from ..base import workspace_files
+
     for path in args.logs:
         try:
-            sources.append((path, Path(path).read_text(encoding="utf-8", errors="replace")))
+            data = workspace_files.read_bytes(path, workspace_files.LOG_FILE, regular_only=False, cache=False)
         except OSError as exc:
-            print(f"sglang-lsp: error: {path}: {exc.strerror}", file=sys.stderr)
+            print(f"sglang-lsp: error: {path}: {workspace_files.describe(exc)}", file=sys.stderr)
             return 2
+        sources.append((path, data.decode("utf-8", "replace")))
     script_result = None
     if args.script:
         from ..base.document import Document, decode
         from ..engine.check import Options, check_document, detect_language
 
         try:
-            data = Path(args.script).read_bytes()
+            data = workspace_files.read_bytes(args.script, workspace_files.CHECKED_FILE, regular_only=False)
         except OSError as exc:
-            print(f"sglang-lsp: error: {args.script}: {exc.strerror}", file=sys.stderr)
+            print(f"sglang-lsp: error: {args.script}: {workspace_files.describe(exc)}", file=sys.stderr)
             return 2
         text = decode(data)
         lang = detect_language(args.script, text) or "shell"

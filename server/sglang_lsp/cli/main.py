@@ -251,10 +251,12 @@ def _run_check(args: argparse.Namespace) -> int:
                 continue
             data = snap.data
         if data is None:
-            try:
-                data = Path(display).read_bytes()
+            from ..base import workspace_files
+
+            try:  # a file found in a directory must be a regular one; one named may be a pipe (<(…))
+                data = workspace_files.read_bytes(display, workspace_files.CHECKED_FILE, regular_only=not explicit)
             except OSError as exc:
-                print(f"sglang-lsp: error: {display}: {exc.strerror}", file=sys.stderr)
+                print(f"sglang-lsp: error: {display}: {workspace_files.describe(exc)}; not checked", file=sys.stderr)
                 problems += 1
                 continue
         text = decode(data)
@@ -372,7 +374,7 @@ class _Configs:
         if self.given is not None and not self.isolated:
             from ..config import project as project_config
 
-            if not os.path.isfile(self.given):
+            if not os.path.lexists(self.given) or os.path.isdir(self.given):
                 raise ConfigError(self.given, [f"{self.given}: no such configuration file"])
             project_config.load(self.given)
 

@@ -35,6 +35,7 @@ from . import discovery as config_discovery
 from .discovery import (  # noqa: F401 (this module's interface, as before the split)
     CONFIG_FILE, PYPROJECT, TOOL_TABLE, ConfigError, find, governing_file, invalidate, toml_reader,
 )
+from ..base import workspace_files
 from ..base.findings import Severity
 from ..context.precedence import Origin
 from .selection import Selection, selected, severity_for  # noqa: F401 (this module's interface)
@@ -320,10 +321,9 @@ def _type(value: Any) -> str:
 
 def _read_toml(path: str) -> tuple[str, dict]:
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = workspace_files.read_bytes(path, workspace_files.PROJECT_CONFIG)
     except OSError as exc:
-        raise ConfigError(path, [f"{path}: cannot be read ({exc.strerror})"]) from None
+        raise ConfigError(path, [f"{path}: cannot be read ({workspace_files.describe(exc)})"]) from None
     text = raw.decode("utf-8", "replace")
     try:
         return text, toml_reader().loads(text)
@@ -358,7 +358,9 @@ def _parse(path: str, chain: tuple[str, ...] = ()) -> ProjectConfig:
         target = r.string("extend", table["extend"])
         if target is not None:
             full = os.path.normpath(os.path.join(root, os.path.expanduser(target)))
-            if not os.path.isfile(full):
+            if os.path.isdir(full):
+                r.problem("extend", f"`{target}` is a directory, not a configuration file ({full})")
+            elif not os.path.lexists(full):
                 r.problem("extend", f"`{target}` does not exist (looked for {full})")
             else:
                 try:

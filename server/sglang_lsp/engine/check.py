@@ -23,7 +23,8 @@ from ..catalog.parsed import ParsedArgs
 from ..catalog.argv import resolve
 from ..catalog.catalog import Catalog, load_catalog
 from ..checks.deployment import deployment_findings
-from ..base.document import Document, decode
+from ..base import workspace_files
+from ..base.document import Document, decode, not_text
 from ..base.findings import Applicability, CheckError, Edit, Finding, Fix, Record, Span
 from ..base.invocation import Invocation, Word
 from ..context.launch import add_inferred
@@ -134,6 +135,8 @@ def check_document(doc: Document, options: Options | None = None, old_tree: Any 
     """``old_tree``: optional previous tree of ``doc`` edited to its text (shell only; the
     language server's incremental sync); the findings never depend on it."""
     options = options or Options()
+    if (why := not_text(doc.data)) is not None:
+        return _not_text_result(doc, options, *why)
     context = file_context.begin(doc, options)
     cat = catalog_named(context.value("sglang-version"))
     result = Result(doc.path, doc, [], options=options, context=context)
@@ -152,6 +155,17 @@ def check_document(doc: Document, options: Options | None = None, old_tree: Any 
         log.exception("internal error while applying suppressions and selection to %s", doc.path)
         result.errors.append(f"internal error: {type(exc).__name__}: {exc}")
         result.findings = sorted((f for f in result.findings if _selected(f.code, options)), key=lambda f: f.sort_key())
+    return result
+
+
+def _not_text_result(doc: Document, options: Options, at: int, why: str) -> Result:
+    """SGL070 and nothing else, for a text that is not text: nothing of it is parsed (not even
+    its directives), so it never costs more than the scan that found it."""
+    line, col = doc.byte_to_linecol(at)
+    found = finding("SGL070", f"this file is not text: {why} (the first on line {line}, column {col}); "
+                    "nothing in it is checked", Span(at, at + 1))
+    result = Result(doc.path, doc, [found], options=options, context=file_context.begin(doc, options, directives=False))
+    result.findings = file_context.finish(result, options, directives=False)
     return result
 
 
@@ -401,17 +415,18 @@ def _load_config(path_word: Word, inv: Invocation, cat: Catalog, result: Result)
         ))
         return None
     candidates = [raw] if os.path.isabs(raw) else [os.path.join(inv.base_dir, raw)] if inv.base_dir else [raw]
-    found = next((c for c in candidates if os.path.isfile(c)), None)
+    # (anything by that name but a directory: a FIFO or a link to a device is refused with its reason)
+    found = next((c for c in candidates if os.path.lexists(c) and not os.path.isdir(c)), None)
     problem = None
     text = ""
     if found is None:
         problem = f"config file `{raw}` was not found next to this file; its flags are not checked"
     else:
         try:
-            with open(found, "rb") as fh:
-                text = decode(fh.read())
+            text = decode(workspace_files.read_bytes(found, workspace_files.SGLANG_CONFIG))
         except OSError as exc:
-            problem = f"config file `{raw}` cannot be read ({exc.strerror}); its flags are not checked"
+            problem = (f"config file `{raw}` cannot be read ({workspace_files.describe(exc)}); "
+                       "its flags are not checked")
     if problem is not None:
         result.findings.append(finding("SGL016", problem, path_word.span,
                                        flag="--config"))

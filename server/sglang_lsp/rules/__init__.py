@@ -91,6 +91,9 @@ RULES: list[Rule] = [
     Rule("SGL060", "compose-interpolates-service-variable", W, "Compose `$VAR` in a command for a variable set only in the service's `environment:`"),
     Rule("SGL061", "image-for-other-gpu-vendor", E, "sglang image built for one GPU vendor (CUDA / ROCm) on the other vendor's GPUs"),
     Rule("SGL062", "unassigned-script-variable", W, "Lower-case `$variable` in a launch that the script never assigns"),
+    # what the checker did not read (sglang_lsp.base.document.not_text, sglang_lsp.base.workspace_files)
+    Rule("SGL070", "non-text-file", I, "File that is not text (NUL bytes, mostly control characters): not checked"),
+    Rule("SGL071", "workspace-file-not-read", I, "File a check needs (a model's `config.json`, a Compose `.env`) that is not a regular file, or is too large, and is not read"),
 ]
 
 

@@ -438,7 +438,19 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
             other = result.documents.get(path)
             return other.text if other is not None else None
 
-        return evaluate(parsed, ctx, inv, anchor=anchor, text_of=text_of, declared_model=declared)
+        return (unread_model_findings(parsed, ctx, inv, anchor)
+                + evaluate(parsed, ctx, inv, anchor=anchor, text_of=text_of, declared_model=declared))
     except Exception as exc:  # pragma: no cover - defensive
         contain_failure(result, "knowledge-base rules", log, exc)
         return []
+
+
+def unread_model_findings(parsed: ParsedArgs, ctx: Context, inv: Invocation | None, anchor: Span | None) -> list[Finding]:
+    """SGL071 for each model configuration the check refused to read (a FIFO, a device, a file of
+    gigabytes: :mod:`sglang_lsp.base.workspace_files`), on the flag that names the model."""
+    out = []
+    for dest, message in ctx.unread:
+        use = parsed.last_use(dest)
+        span = use.span if use is not None else anchor or (inv.span if inv is not None else Span(0, 0))
+        out.append(finding("SGL071", message, span, flag=use.spelling if use is not None else None))
+    return out
