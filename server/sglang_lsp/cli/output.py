@@ -1,8 +1,15 @@
-"""Rendering findings for people (text, concise) and machines (json)."""
+"""Rendering findings for people (text, concise) and machines (json).
+
+Every output is valid UTF-8: a file's bytes that are not UTF-8 (decoded with ``surrogateescape``,
+so that offsets stay exact) are shown escaped, ``\\xNN``, wherever they reach a message, a path
+or a line of source (:func:`shown`); a JSON parser, GitHub's SARIF upload or a log viewer never
+sees raw invalid bytes.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 
 from .. import DEFAULT_SGLANG_VERSION, __version__
 from ..base.document import Document
@@ -28,6 +35,37 @@ class Located:
         return self.doc.byte_to_linecol(self.finding.span.end)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def shown(text: str) -> str:
+    """``text`` as valid Unicode: each byte a file held that is not UTF-8 (U+DC80–U+DCFF after
+    ``surrogateescape``) as ``\\xNN``, any other lone surrogate as ``\\uXXXX``."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(_escape, text)
+
+
+def _escape(m: re.Match) -> str:
+    code = ord(m.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def shown_payload(value):
+    """A JSON-ready value (dicts, lists, strings …) with every string :func:`shown`."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {shown(k) if isinstance(k, str) else k: shown_payload(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [shown_payload(v) for v in value]
+    return value
+
+
 def locate(result: Result, display_path: str) -> list[Located]:
     out = []
     for f in result.findings:
@@ -47,7 +85,7 @@ def _pos(doc: Document, byte: int) -> dict:
 def text_line(loc: Located) -> str:
     line, col = loc.start()
     f = loc.finding
-    return f"{loc.path}:{line}:{col}: {f.severity.value} {f.code} {f.message}"
+    return shown(f"{loc.path}:{line}:{col}: {f.severity.value} {f.code} {f.message}")
 
 
 def render_text(locs: list[Located], concise: bool = False) -> str:
@@ -58,15 +96,18 @@ def render_text(locs: list[Located], concise: bool = False) -> str:
             continue
         doc = loc.doc
         line0, _ = doc.byte_to_point(loc.finding.span.start)
-        src = doc.line_text(line0).replace("\t", " ")
+        raw = doc.line_text(line0).replace("\t", " ")
         _, col = loc.start()
         end_line, end_col = loc.end()
-        width = max(1, (end_col - col) if end_line == line0 + 1 else len(src) - col + 1)
+        end = end_col - 1 if end_line == line0 + 1 else len(raw)
+        # columns of the line as shown (an escaped byte takes four)
+        src, before, marked = shown(raw), len(shown(raw[: col - 1])), len(shown(raw[col - 1 : end]))
+        width = max(1, marked)
         gutter = f"{line0 + 1} | "
         out.append(f"{gutter}{src}")
-        out.append(" " * (len(gutter) + col - 1) + "^" * width)
+        out.append(" " * (len(gutter) + before) + "^" * width)
         for fix in loc.finding.fixes[:1]:
-            out.append(f"{' ' * len(gutter)}help: {fix.title}" + ("" if fix.applicability.value == "safe" else f" ({fix.applicability.value} fix)"))
+            out.append(f"{' ' * len(gutter)}help: {shown(fix.title)}" + ("" if fix.applicability.value == "safe" else f" ({fix.applicability.value} fix)"))
         out.append("")
     return "\n".join(out)
 
@@ -106,4 +147,4 @@ def render_json(locs: list[Located], files_checked: int, sglang_version: str | N
         "files_checked": files_checked,
         "diagnostics": [finding_json(loc) for loc in locs],
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False)
+    return json.dumps(shown_payload(payload), indent=2, ensure_ascii=False)

@@ -38,14 +38,13 @@ from .discovery import (  # noqa: F401 (this module's interface, as before the s
 from ..base import workspace_files
 from ..base.findings import Severity
 from ..context.precedence import Origin
-from .selection import Selection, selected, severity_for  # noqa: F401 (this module's interface)
+from .selection import Selection, code_problem, selected, severity_for, suggest  # noqa: F401 (this module's interface)
 
 SCALAR_KEYS = ("gpu", "sglang-version")
 CODE_LIST_KEYS = ("select", "extend-select", "ignore")
 TOP_KEYS = ("gpu", "sglang-version", "select", "extend-select", "ignore", "severity", "model-search-paths",
             "exclude", "extend-exclude", "extend", "overrides")
 OVERRIDE_KEYS = ("files", "gpu", "sglang-version", "select", "extend-select", "ignore", "severity")
-_CODE_PREFIX = re.compile(r"^SGL\d{0,3}$")
 
 
 @dataclass(frozen=True)
@@ -203,11 +202,7 @@ def _label(rel: tuple[str, ...], arrays: dict, prefix: tuple[str, ...]) -> str:
     return ".".join(rel)
 
 
-def _suggest(word: str, choices) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean `{close[0]}`?" if close else ""
+_suggest = suggest
 
 
 class _Reader:
@@ -249,15 +244,12 @@ class _Reader:
         items = self.strings(key, value)
         if items is None:
             return None
-        from .. import rules
-
         out = []
         for item in items:
             code = item.strip().upper()
-            if not _CODE_PREFIX.match(code):
-                self.problem(key, f"`{item}` is not a rule code or prefix (SGL, SGL1, SGL101 …)")
-            elif not any(c.startswith(code) for c in rules.registry()):
-                self.problem(key, f"no rule code starts with `{item}`{_suggest(code, rules.registry())}")
+            problem = code_problem(code, item)
+            if problem is not None:
+                self.problem(key, problem)
             else:
                 out.append(code)
         return tuple(out)

@@ -1,0 +1,229 @@
+"""The command line's sharp edges (issue 20): structured output that must be valid, rule codes
+on the command line, usage errors shown with the right usage, summaries that do not claim "no
+problems" after a path was not checked, `migrate`'s report on standard output."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import xml.dom.minidom
+
+import pytest
+
+from sglang_lsp.cli.main import SUBCOMMANDS, main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- output that must be valid ---------------------------------------------------------------
+
+# undecodable bytes wherever a file's bytes can reach the output: in a flag's name (the
+# message), in a value (a message and a fix), in a comment before the flag (the source line of
+# the text format), and in the file's name (every path and SARIF URI)
+NOT_UTF8_SCRIPT = (b"#!/bin/bash\n# caf\xe9 \xff\n"
+                   b"python -m sglang.launch_server --model-path /m --bogus-\xfe-flag --quantization fp\x88 --tp 2\n")
+FORMATS = ["text", "concise", "json", "sarif", "github", "junit", "gitlab"]
+
+
+def _text_of(fmt: str, out: str) -> str:
+    """The output parsed as its format says (a parse error fails the test), as the text a reader
+    of it sees: every string of a JSON document, the XML's text and attributes."""
+    if fmt in ("json", "sarif", "gitlab"):
+        def strings(v):
+            if isinstance(v, str):
+                yield v
+            elif isinstance(v, dict):
+                for x in v.values():
+                    yield from strings(x)
+            elif isinstance(v, list):
+                for x in v:
+                    yield from strings(x)
+        return "\n".join(strings(json.loads(out)))
+    if fmt == "junit":
+        nodes = list(_walk(xml.dom.minidom.parseString(out.encode("utf-8"))))
+        texts = [n.data for n in nodes if n.nodeType == n.TEXT_NODE]
+        attributes = [a.value for n in nodes if n.attributes for a in n.attributes.values()]
+        return "\n".join(texts + attributes)
+    return out
+
+
+def _walk(node):
+    yield node
+    for child in node.childNodes:
+        yield from _walk(child)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_is_valid_utf8_with_undecodable_bytes_escaped(tmp_path, monkeypatch, capsys, fmt):
+    monkeypatch.chdir(tmp_path)
+    name = os.fsdecode(b"run-\xfd.sh")  # a file name that is not UTF-8 either
+    with open(name, "wb") as fh:
+        fh.write(NOT_UTF8_SCRIPT)
+    code, out, _ = run(capsys, "check", "--format", fmt, "--gpu", "H100", name)
+    assert code == 1
+    out.encode("utf-8")  # strict: a byte that reached the output raw (a lone surrogate) raises here
+    seen = _text_of(fmt, out)
+    assert "--bogus-\\xfe-flag" in seen  # the flag's byte, shown escaped
+    assert "fp\\x88" in seen  # a value's byte
+    if fmt == "sarif":  # SARIF names the file by a URI: its bytes percent-encoded
+        assert "run-%FD.sh" in seen
+    else:
+        assert "run-\\xfd.sh" in seen
+
+
+def test_text_caret_stays_under_the_flag_after_escaped_bytes(tmp_path, capsys):
+    f = tmp_path / "a.sh"
+    f.write_bytes(b"python -m sglang.launch_server --model-path /m\xff\xfe --bogus-flag\n")
+    code, out, _ = run(capsys, "check", str(f))
+    lines = out.splitlines()
+    source = next(l for l in lines if l.startswith("1 | "))
+    caret = lines[lines.index(source) + 1]
+    start = caret.index("^")
+    assert source[start:start + len("--bogus-flag")] == "--bogus-flag"
+    assert caret.count("^") == len("--bogus-flag")
+
+
+def test_json_positions_still_count_code_points(tmp_path, capsys):
+    f = tmp_path / "a.sh"
+    f.write_bytes(b"python -m sglang.launch_server --model-path /m\xff --bogus-flag\n")
+    _, out, _ = run(capsys, "check", "--format", "json", str(f))
+    d = json.loads(out)["diagnostics"][0]
+    line = "python -m sglang.launch_server --model-path /m\udcff --bogus-flag"
+    assert d["start"]["column"] == line.index("--bogus-flag") + 1
+
+
+# --- rule codes on the command line ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--select", "--ignore", "--extend-select"])
+@pytest.mark.parametrize("value, hint", [
+    ("FOO", "not a rule code or prefix"),
+    ("SGL0O2", "did you mean `SGL002`"),  # a letter O for a zero
+    ("SGLI01", "did you mean `SGL101`"),
+    ("SLG001", "did you mean `SGL001`"),
+    ("SGL999", "no rule code starts with `SGL999`"),
+    ("SGL001,BAR", "`BAR` is not a rule code"),
+])
+def test_unknown_codes_on_the_command_line_are_usage_errors(tmp_path, capsys, option, value, hint):
+    f = tmp_path / "a.sh"
+    f.write_text("python -m sglang.launch_server --model-path /m --bogus\n")
+    code, out, err = run(capsys, "check", option, value, str(f))
+    assert code == 2 and out == ""
+    assert f"argument {option}:" in err and hint in err
+    assert "usage: sglang-lsp check" in err
+
+
+@pytest.mark.parametrize("value", ["SGL001", "sgl00", "SGL", "SGL1", "SGL001, SGL002", "sgl107"])
+def test_codes_and_prefixes_are_accepted_in_any_case(tmp_path, capsys, value):
+    f = tmp_path / "a.sh"
+    f.write_text("python -m sglang.launch_server --model-path /m --bogus\n")
+    code, _, err = run(capsys, "check", "--select", value, str(f))
+    assert code in (0, 1) and "error:" not in err
+
+
+def test_configuration_file_codes_get_the_same_check(tmp_path, capsys):
+    (tmp_path / ".sglang-lsp.toml").write_text('select = ["SGL0O2"]\n')
+    f = tmp_path / "a.sh"
+    f.write_text("python -m sglang.launch_server --model-path /m\n")
+    code, _, err = run(capsys, "check", str(f))
+    assert code == 2 and "did you mean `SGL002`" in err
+
+
+# --- usage errors show the usage of the command they are about ---------------------------------
+
+
+@pytest.mark.parametrize("argv, usage", [
+    (["check", "--bogus"], "usage: sglang-lsp check "),
+    (["check", "a.sh", "--bogus", "x"], "usage: sglang-lsp check "),
+    (["migrate", "--to", "0.5.23", "a.sh", "--bogus"], "usage: sglang-lsp migrate "),
+    (["rules", "--bogus"], "usage: sglang-lsp rules "),
+    (["rule", "SGL001", "--bogus"], "usage: sglang-lsp rule "),
+    (["explain", "--bogus"], "usage: sglang-lsp explain "),
+    (["serve", "--bogus"], "usage: sglang-lsp serve "),
+    (["catalog", "list", "--bogus"], "usage: sglang-lsp catalog list "),
+    (["catalog", "build", "--python", "x", "--bogus"], "usage: sglang-lsp catalog build "),
+    (["kb", "import", "a.json", "--bogus"], "usage: sglang-lsp kb import "),
+])
+def test_unrecognized_arguments_show_the_subcommands_usage(capsys, argv, usage):
+    assert argv[0] in SUBCOMMANDS
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith(usage) and "unrecognized arguments: --bogus" in err
+
+
+def test_format_option_has_help_for_every_format(capsys):
+    code, out, _ = run(capsys, "check", "--help")
+    assert code == 0
+    help_text = " ".join(out.split())
+    section = help_text[help_text.index("--format FORMAT"):]
+    for fmt in FORMATS:
+        assert f"{fmt}:" in section, fmt
+
+
+# --- summaries -------------------------------------------------------------------------------------
+
+
+def test_missing_path_is_never_followed_by_no_problems(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "check", "missing.sh")
+    assert code == 2 and out == ""
+    assert "missing.sh: no such file or directory" in err and "no problems" not in err
+    assert "1 path not checked" in err
+    (tmp_path / "good.sh").write_text("python -m sglang.launch_server --model-path /m --tp-size 2\n")
+    code, _, err = run(capsys, "check", "good.sh", "missing.sh")
+    assert code == 2 and "Checked 1 file: 1 path not checked" in err and "no problems" not in err
+
+
+def test_empty_directory_says_no_files_were_found(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.txt").write_text("nothing to check\n")
+    for target in ("empty", "docs"):
+        code, out, err = run(capsys, "check", target)
+        assert code == 0 and out == ""
+        assert f"no launch files (shell scripts, YAML) found in {target}" in err
+    # the warning is about the input, not a summary: -q keeps it
+    code, _, err = run(capsys, "check", "-q", "empty")
+    assert code == 0 and "no launch files" in err
+
+
+# --- migrate --------------------------------------------------------------------------------------
+
+UPGRADE = ("#!/bin/bash\npython3 -m sglang.launch_server \\\n  --model-path m \\\n  --cuda-graph-max-bs 256 \\\n"
+           "  --enable-ep-moe\n")
+
+
+def test_migrate_report_goes_to_standard_output(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.sh").write_text(UPGRADE)
+    code, out, err = run(capsys, "migrate", "--to", "0.5.23", "--fix", "a.sh")
+    assert code == 1
+    assert "a.sh: 2 migrations from 0.5.4" in out and "a.sh:5:3: SGL031" in out
+    assert err == "Applied 1 migration fix; 1 migration left to do by hand.\n"
+    code, out, err = run(capsys, "migrate", "--to", "0.5.23", "-q", "a.sh")
+    assert "a.sh: 1 migration" in out and err == ""  # -q: no summary; the report is the output
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_migrate_output_applies_as_a_patch(tmp_path, capsys, monkeypatch):
+    """The report lines before each file's diff are skipped by `git apply` (and `patch`)."""
+    monkeypatch.chdir(tmp_path)
+    subprocess.run(["git", "init", "-q", "."], check=True)
+    for name in ("a.sh", "b.sh"):
+        (tmp_path / name).write_text(UPGRADE)
+    code, out, _ = run(capsys, "migrate", "--to", "0.5.23", "a.sh", "b.sh")
+    assert code == 1 and out.count("migrations from") == 2
+    (tmp_path / "fix.patch").write_text(out)
+    subprocess.run(["git", "apply", "fix.patch"], check=True, capture_output=True)
+    for name in ("a.sh", "b.sh"):
+        assert "--cuda-graph-max-bs-decode 256" in (tmp_path / name).read_text()
