@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from . import conditions
 from .effective import LaunchResolver
-from .messages import render
+from .messages import render, render_value
 from .rule import KbRule, kb_rules
 from ... import logger
 from ...rules import finding
@@ -394,8 +394,8 @@ def _render_fix(fx: dict, parsed: ParsedArgs, r: LaunchResolver, inv: Invocation
     kind = fx["kind"]
     value = fx.get("value")
     if isinstance(value, str) and "{" in value:
-        value = render(value, r)
-        if "?" in value:
+        value = render_value(value, r)
+        if value is None:
             return None  # the value depends on something unknown
     if kind == "set" and opt.is_switch:
         kind, value = ("add", None) if value not in (False, "false") else ("remove", None)
