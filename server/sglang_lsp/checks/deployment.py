@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import os
 import re
 from typing import Any
 
@@ -25,11 +24,11 @@ from ..context.hardware_names import GPU_LABELS, gpu_from_resource, image_facts
 from ..context.placement import Matches, Mover, Placement, Probe, FileScalar, same_moved
 from ..context.script_placement import carry_matches
 from ..context.inference import placement
-from ..base import workspace_files
 from ..base.document import Document
 from ..base.findings import Applicability, Edit, Finding, Fix, Span, contain_failure
 from ..base.invocation import Invocation
 from ..fixes.edits import add_flag_edits
+from .compose_env import compose_interpolations
 
 log = logger(__name__)
 
@@ -93,7 +92,7 @@ def deployment_findings(doc: Document, result: Any, carried: dict[int, Launch] |
                 launch.own = _own_findings(launch, doc)
             out += launch.own
         out += _multi_node(launches, getattr(result, "tree", None))
-        out += _compose_interpolations(launches, doc)
+        out += compose_interpolations([launch.where for launch in launches], doc)
         out += _image_vendor(launches)
         if doc.language == "shell":
             doc.derived["deployment_launches"] = {id(launch.inv): launch for launch in launches}
@@ -360,9 +359,10 @@ def _gpu_count(launch: Launch, doc: Document) -> list[Finding]:
     out = []
     if needed > n:
         fixes = []
-        if where.kind == "kubernetes" and not where.templated:
-            edits = tuple(Edit(v.span, str(needed)) for _, v in where.gpu_values)
-            fixes.append(Fix(f"Give the container {needed} GPUs", Applicability.UNSAFE, edits))
+        edits = _gpu_count_edits(where, doc, needed) if where.gpu_limits and not where.templated else None
+        if edits:
+            holder = "service" if where.kind == "compose" else "container"
+            fixes.append(Fix(f"Give the {holder} {needed} GPUs", Applicability.UNSAFE, edits))
         out.append(finding(
             "SGL050", f"this launch uses {count} GPU{'s' if count != 1 else ''} per node ({how}){offset}{step_text}, "
             f"so it needs {needed} visible GPUs, but {what} gives it {n}; sglang fails when it selects a GPU that "
@@ -379,6 +379,23 @@ def _gpu_count(launch: Launch, doc: Document) -> list[Finding]:
             if not where.templated else [],
         ))
     return out
+
+
+def _gpu_count_edits(where: Placement, doc: Document, needed: int) -> tuple[Edit, ...] | None:
+    """Edits that make every GPU count written for this launch ``needed``: a Kubernetes limit and
+    request, a Compose device `count`, a `docker run --gpus N` / `--gpus count=N`, a SkyPilot
+    `H100:N`. ``None`` where a count is not a plain number in this file (`device=0,1` names GPUs:
+    which ones to add is the author's choice)."""
+    edits = []
+    for _, v in where.gpu_values:
+        if v.span.path not in (None, doc.path):
+            return None
+        raw = doc.slice(v.span.start, v.span.end)
+        m = re.fullmatch(r"(count=)?[0-9]+", raw)
+        if m is None:
+            return None
+        edits.append(Edit(v.span, (m.group(1) or "") + str(needed)))
+    return tuple(edits) or None
 
 
 def _yaml_int(text: str) -> int | None:
@@ -779,64 +796,6 @@ def _exclusive_pairs(members: list[Launch], tree: Any) -> set[tuple[int, int]]:
             pa, pb = dict(arms[id(a)]), dict(arms[id(b)])
             if any(k in pb and pa[k] != pb[k] for k in pa):
                 out.add((id(a), id(b)))
-    return out
-
-
-# --- compose interpolation -------------------------------------------------------------------
-
-
-def _dot_env(doc: Document) -> set[str] | None:
-    """Names a `.env` file next to the compose file defines (``None``: an untitled buffer).
-    Raises OSError when the file is there but cannot (or must not) be read."""
-    if not doc.path:
-        return None
-    path = os.path.join(os.path.dirname(doc.path), ".env")  # (relative to where the file is named from)
-    try:
-        text = workspace_files.read_text(path, workspace_files.DOT_ENV)
-    except FileNotFoundError:
-        return set()
-    return set(re.findall(r"(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)[ \t]*=", text))
-
-
-def _compose_interpolations(launches: list[Launch], doc: Document) -> list[Finding]:
-    """SGL060: `$VAR` in a compose command where VAR is set in the service's `environment:` only.
-    Compose replaces it when it reads the file, from the shell that runs `docker compose` and the
-    `.env` file — never from `environment:`, which only reaches the container."""
-    out: list[Finding] = []
-    seen: set[Span] = set()
-    dot_env: set[str] | None = None
-    for launch in launches:
-        where = launch.where
-        if where is None or where.kind != "compose" or not where.interpolations:
-            continue
-        for name, span, has_default in where.interpolations:
-            if has_default or name not in where.service_env or span in seen:
-                continue
-            if dot_env is None:
-                try:
-                    dot_env = _dot_env(doc)
-                except OSError as exc:
-                    if isinstance(exc, workspace_files.RefusedFile):  # a FIFO, a device, a huge file
-                        out.append(finding("SGL071", f"{exc}; `${name}` and the other interpolations are not "
-                                           "checked against it", span))
-                    return out
-                if dot_env is None:
-                    return out
-            if name in dot_env:
-                continue
-            seen.add(span)
-            fixes = []
-            if where.runs_shell:
-                fixes.append(Fix(f"Escape it (`$$`) so the container's shell expands `{name}`", Applicability.UNSAFE,
-                                 (Edit(Span(span.start, span.start, span.path), "$"),)))
-            out.append(finding(
-                "SGL060", f"Docker Compose replaces `{doc.slice(span.start, span.end)}` when it reads this file, with "
-                f"`{name}` from the shell that runs `docker compose` or the `.env` file, not from the service's "
-                "`environment:`; where neither sets it, the command gets an empty string"
-                + ("; write `$$` to leave it to the container's shell" if where.runs_shell else ""),
-                span, related=[(where.service_env[name], f"`{name}` is set here, for the container only")],
-                fixes=fixes,
-            ))
     return out
 
 

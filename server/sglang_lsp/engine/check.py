@@ -22,6 +22,7 @@ from ..rules import finding
 from ..catalog.parsed import ParsedArgs
 from ..catalog.argv import resolve
 from ..catalog.catalog import Catalog, load_catalog
+from ..checks.argv_fixes import with_removal_fixes
 from ..checks.deployment import deployment_findings
 from ..base import workspace_files
 from ..base.document import Document, decode, not_text
@@ -266,8 +267,19 @@ def _check_launch(inv: Invocation, cat: Catalog, result: Result, config_refs: di
                      anchor=anchor)
     result.parsed.append(parsed)
     result.launch_parses[id(inv)] = parsed
-    result.findings += parsed.findings
+    result.findings += with_removal_fixes(parsed.findings, config_words + args, _text_of(result))
     result.findings += kb_findings(parsed, inv, result, anchor)
+
+
+def _text_of(result: Result):
+    """The text of the checked document or of one it reads (a ``--config`` file), by path."""
+    def text_of(path: str | None) -> str | None:
+        if path is None or path == result.document.path:
+            return result.document.text
+        other = result.documents.get(path)
+        return other.text if other is not None else None
+
+    return text_of
 
 
 def _catalog_of(inv: Invocation, cat: Catalog, result: Result) -> Catalog:
