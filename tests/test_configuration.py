@@ -16,7 +16,9 @@ from sglang_lsp.base.document import Document
 from sglang_lsp.engine.check import Options, check_document
 from sglang_lsp.base.findings import Severity
 from sglang_lsp.context.precedence import LaunchContext, Origin
-from sglang_lsp.config.project import ConfigError, Selection, glob_match, selected
+from sglang_lsp.config.discovery import ConfigError, invalidate
+from sglang_lsp.config.project import glob_match
+from sglang_lsp.config.selection import Selection, selected, severity_for
 
 # SGL107 fires for --quantization w8a8_int8 on an AMD GPU only: a probe for which GPU won
 AMD_ONLY = "python -m sglang.launch_server --model-path /models/x --quantization w8a8_int8\n"
@@ -24,9 +26,9 @@ AMD_ONLY = "python -m sglang.launch_server --model-path /models/x --quantization
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    project_config.invalidate()
+    invalidate()
     yield
-    project_config.invalidate()
+    invalidate()
 
 
 def write(path: Path, text: str) -> Path:
@@ -93,10 +95,10 @@ def test_extend_layers_the_nearest_file_over_its_base(tmp_path):
     fs = cfg.for_file(str(tmp_path / "amd" / "x.sh"))
     assert fs.value("gpu")[0] == "MI355X" and fs.value("sglang-version")[0] == "0.5.23"
     assert fs.selections == (Selection(None, (), ("SGL007",)),)
-    assert project_config.severity_for("SGL001", fs.severity)[0] == Severity.INFO
+    assert severity_for("SGL001", fs.severity)[0] == Severity.INFO
     assert cfg.excluded(str(tmp_path / "build" / "a.sh")) and cfg.excluded(str(tmp_path / "amd" / "old" / "b.sh"))
     write(tmp_path / "amd" / ".sglang-lsp.toml", 'extend = ".sglang-lsp.toml"\n')
-    project_config.invalidate()
+    invalidate()
     with pytest.raises(ConfigError, match="cycle"):
         project_config.discover(str(tmp_path / "amd" / "x.sh"))
 
@@ -181,7 +183,7 @@ def test_cache_is_per_directory_and_follows_edits(tmp_path):
     # a new, nearer file needs invalidate() (the language server calls it on a watched change)
     write(tmp_path / "a" / ".sglang-lsp.toml", 'gpu = "H200"\n')
     assert project_config.discover(str(tmp_path / "a" / "x.sh")).values[0][1] == "B200"
-    project_config.invalidate()
+    invalidate()
     assert project_config.discover(str(tmp_path / "a" / "x.sh")).values[0][1] == "H200"
 
 
@@ -341,7 +343,7 @@ def test_configuration_examples_in_the_docs_are_valid(tmp_path, doc):
     assert blocks
     for block in blocks:
         write(tmp_path / "pyproject.toml", block)
-        project_config.invalidate()
+        invalidate()
         cfg = project_config.discover(str(tmp_path / "x.sh"))
         assert cfg is not None and cfg.values
 

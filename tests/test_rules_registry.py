@@ -207,3 +207,92 @@ def test_not_checked_examples_stay_rare():
     # (SGL070 and SGL071 are about what a file is, not what it says: bytes a Markdown block
     # cannot hold, FIFOs, links to devices; their fixtures hold such files)
     assert len(skipped) <= 3, f"too many docs with unchecked examples: {skipped}"
+
+
+# --- which module emits each code, and the safety of its fixes ---------------------------------
+
+
+def _emitters() -> tuple[dict[str, set[str]], list[str]]:
+    """Code → the modules whose source calls ``finding(code, …)`` with it (a literal, a module
+    constant, or either branch of a conditional expression), and the calls whose code is neither
+    (only the knowledge-base evaluation, which emits its rules' codes, may make those)."""
+    import ast
+
+    out: dict[str, set[str]] = {}
+    dynamic = []
+    for path in sorted(SOURCE_DIR.rglob("*.py")):
+        module = ".".join(path.relative_to(SOURCE_DIR).with_suffix("").parts).removesuffix(".__init__")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                  and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+                  for t in n.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and node.args and (
+                    (isinstance(node.func, ast.Name) and node.func.id == "finding")
+                    or (isinstance(node.func, ast.Attribute) and node.func.attr == "finding"
+                        and isinstance(node.func.value, ast.Name) and node.func.value.id == "rules"))):
+                continue
+            arg = node.args[0]
+            options = [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else [arg]
+            for option in options:
+                if isinstance(option, ast.Constant):
+                    out.setdefault(option.value, set()).add(module)
+                elif isinstance(option, ast.Name) and option.id in consts:
+                    out.setdefault(consts[option.id], set()).add(module)
+                else:
+                    dynamic.append(f"{module}:{node.lineno}")
+    return out, dynamic
+
+
+def test_registry_names_the_modules_that_emit_each_code():
+    emitters, dynamic = _emitters()
+    assert all(where.startswith("checks.kb.evaluate:") for where in dynamic), dynamic
+    assert dynamic, "the knowledge-base evaluation emits its rules' codes"
+    kb = {r.code for r in rules.RULES if r.code >= "SGL100"}
+    for rule in rules.RULES:
+        expected = {"checks.kb.evaluate"} if rule.code in kb else emitters.get(rule.code, set())
+        assert set(rule.emitted_by) == expected, rule.code
+    assert set(emitters) <= set(CODES)
+
+
+def test_the_emitter_scan_finds_calls():
+    """The scan above on the module it is most sure of (it would pass vacuously on none)."""
+    emitters, _ = _emitters()
+    assert emitters["SGL001"] == {"catalog.argv_findings"} and len(emitters) >= 40
+
+
+def _fixture_findings():
+    import json
+    import subprocess
+    import sys
+
+    paths = [str(ROOT / "tests" / "fixtures" / "rules"), str(ROOT / "examples")]
+    proc = subprocess.run([sys.executable, "-m", "sglang_lsp.cli.main", "check", "--isolated", "--format", "json",
+                           "--exit-zero", *paths], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["diagnostics"]
+
+
+@pytest.fixture(scope="module")
+def fixture_findings():
+    return _fixture_findings()
+
+
+def test_fix_safety_is_declared_for_what_each_rule_offers(fixture_findings):
+    """Every fix a rule offers on the fixtures and examples has a safety its registry entry
+    declares (a rule that declares none offers none), and each declared safety is seen."""
+    seen: dict[str, set[str]] = {}
+    for d in fixture_findings:
+        seen.setdefault(d["code"], set()).update(f["applicability"] for f in d["fixes"])
+    for code, safeties in sorted(seen.items()):
+        assert safeties <= set(rules.get(code).fixes), (code, sorted(safeties), rules.get(code).fixes)
+    unseen = [(r.code, s) for r in rules.RULES if r.code < "SGL100" and r.code in seen
+              for s in r.fixes if s not in seen[r.code]]
+    assert not unseen, f"declared fix safeties no fixture shows: {unseen}"
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_fix_safety_section_agrees_with_the_registry(code):
+    section = _sections(_doc_text(code)).get("Fix safety", "").strip()
+    says_none = bool(re.match(r"(No|There is no)( automatic)? fix\b", section))
+    assert says_none == (not rules.get(code).fixes), (code, section[:80], rules.get(code).fixes)

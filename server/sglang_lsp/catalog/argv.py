@@ -3,8 +3,10 @@
 Input: the argument words of one invocation (after the launcher) and the catalog of the target
 sglang release. Output: :class:`ParsedArgs` — which option every word sets, the resulting value
 of every destination (defaults included; ``UNKNOWN`` where the file cannot tell) — and the
-findings of the catalog checks SGL001–SGL010, SGL013–SGL015. What argparse rejects is an error
-carrying the regular expression of the message sglang prints (``sglang_error``).
+findings argparse and sglang's option handling give it: bad choices and values (SGL002, SGL003),
+repeated flags (SGL009), a missing required flag (SGL014), config values the command line
+overrides (SGL019), ``--help`` (SGL021), and through :mod:`.argv_findings` the others. What argparse
+rejects is an error carrying the regular expression of the message sglang prints (``sglang_error``).
 
 The behaviours reproduced here are documented, with corpus cases, in
 ``docs/argparse-semantics.md`` and verified against sglang 0.5.23's real parser by
@@ -16,17 +18,20 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from . import release_findings
-from ..rules import finding
-from .catalog import Catalog
 from ..base.findings import Applicability, Edit, Finding, Fix, Span
 from ..base.invocation import Word
 from ..base.unknown import UNKNOWN
-from .valuetypes import convert, describe
-from .argv_findings import after_short_switches, check_deprecated, lora_path_problem, missing_value_finding, misspelt_or_retired, one_dash_finding, removal_span, requote, stray_finding, stray_or_other_release, suggest_choice, two_dash_target, type_error, unknown_option_finding, value_for_switch_finding, with_named_value
+from ..rules import finding
+from . import release_findings
+from .argv_findings import (after_short_switches, check_deprecated, lora_path_problem, missing_value_finding,
+                            misspelt_or_retired, one_dash_finding, removal_span, requote, stray_finding,
+                            stray_or_other_release, suggest_choice, two_dash_target, type_error, unknown_option_finding,
+                            value_for_switch_finding, with_named_value)
 from .argv_words import (DASHDASH_READING, REPORTED_READING, VALUE_KINDS, VALUE_READING, Classified, classify, escaped,
                          explicit_word, option_names, readings, replace_fix, written_flag_span)
+from .catalog import Catalog
 from .parsed import FlagUse, ParsedArgs
+from .valuetypes import convert, describe
 
 
 def resolve(cat: Catalog, words: list[Word], *, open_argv: bool = False, check_required: bool = True,

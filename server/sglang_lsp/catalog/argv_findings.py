@@ -1,21 +1,20 @@
-"""The findings argparse (and sglang's own option checks) would raise for one argv: unknown and
-misspelt flags (SGL001/SGL010), one-dash long flags, missing values (SGL004), values for switches
-(SGL005), stray words (SGL013), deprecated flags (SGL008), bad choices and types (SGL002/SGL003),
-with their fixes."""
+"""The findings argparse (and sglang's own option checks) would raise for one word of an argv:
+unknown and misspelt flags (SGL001, SGL010), ambiguous and abbreviated ones (SGL006, SGL007),
+missing values (SGL004), values for switches (SGL005), deprecated and retired flags (SGL008,
+SGL015), stray words (SGL013), with their fixes, and the suggestions for bad choices."""
 
 from __future__ import annotations
 
 import json
 import re
 
-from ..rules import finding
 from ..base.findings import Applicability, Edit, Finding, Fix, Span
 from ..base.invocation import Word
+from ..rules import finding
 from . import release_findings
-from .catalog import Catalog, Option
 from .argv_words import Classified, escaped, option_names, replace_fix, suggest_flag, written_flag_span
+from .catalog import Catalog, Option
 from .parsed import FlagUse
-
 
 # Frequently pasted flags of other inference servers (vLLM, TGI) → what sglang calls them.
 FOREIGN_FLAGS = {

@@ -1,7 +1,8 @@
-"""Checks across one deployment (SGL050–SGL059): a launch's flags against what the file around
+"""Checks across one deployment (SGL050–SGL061): a launch's flags against what the file around
 it says — GPUs given to the container, ports and probes, shared memory, and the other launches
 of a multi-node group (the leader and worker templates of a LeaderWorkerSet, the pods of a
-StatefulSet, the commands of one script).
+StatefulSet, the commands of one script); an image built for the other GPU vendor (SGL061).
+Compose interpolation of service variables (SGL060) is :mod:`.compose_env`.
 
 Every value on either side must be known from the file; a template, an expansion the file
 does not define or a flag an unknown word may set keeps the check quiet. Findings sit on the
@@ -16,18 +17,17 @@ import re
 from typing import Any
 
 from .. import logger
-from ..rules import finding
+from ..base.document import Document
+from ..base.findings import Applicability, Edit, Finding, Fix, Span, contain_failure
+from ..base.invocation import Invocation
 from ..base.unknown import UNKNOWN
 from ..catalog.parsed import FlagUse, ParsedArgs
 from ..context.facts import exported_env
 from ..context.hardware_names import GPU_LABELS, gpu_from_resource, image_facts
-from ..context.placement import Matches, Mover, Placement, Probe, FileScalar, same_moved
-from ..context.script_placement import carry_matches
 from ..context.inference import placement
-from ..base.document import Document
-from ..base.findings import Applicability, Edit, Finding, Fix, Span, contain_failure
-from ..base.invocation import Invocation
-from ..fixes.edits import add_flag_edits
+from ..context.placement import FileScalar, Matches, Mover, Placement, Probe, same_moved
+from ..context.script_placement import carry_matches
+from ..rules import finding
 from .compose_env import compose_interpolations
 
 log = logger(__name__)
@@ -557,6 +557,8 @@ def _probe_path(probe: Probe, port: int, named: dict[str, FileScalar]) -> list[F
 def _add_host_fix(launch: Launch, doc: Document) -> Fix | None:
     use = launch.parsed.last_use("host")
     if use is None:
+        from ..fixes.edits import add_flag_edits  # (only when this fix is offered: start-up time)
+
         edits = add_flag_edits(launch.inv, launch.parsed, "--host", "0.0.0.0",
                            lambda p: doc.text if p in (None, doc.path) else None)
         return Fix("Listen on `0.0.0.0`", Applicability.UNSAFE, edits) if edits else None

@@ -1,17 +1,18 @@
 """Catalog checks that look at the shell text around a launch command rather than its argv:
-the two classic ways a `\\`-continued command silently loses its last flags, the
-documentation placeholder (`--model-path <model>`) that the shell reads as redirections, and the
-files a script writes with a here-document (a `--config` YAML made on the spot)."""
+the two classic ways a `\\`-continued command silently loses its last flags (SGL011, SGL012), the
+documentation placeholder (`--model-path <model>`) that the shell reads as redirections (SGL004),
+a lower-case variable the script never assigns (SGL062), and the files a script writes with a
+here-document (a `--config` YAML made on the spot)."""
 
 from __future__ import annotations
 
 import os
 import re
 
-from ..rules import finding
 from ..base.document import Document
 from ..base.findings import Applicability, Edit, Finding, Fix, Span
 from ..extract.shell.script import ShellScript
+from ..rules import finding
 
 _COMMENT_CUT = re.compile(rb"[ \t]*\\\r?\n((?:[ \t]*#[^\n]*\n)+)([ \t]*)(-[^\s\\]*)")
 _SPACE_AFTER_BACKSLASH = re.compile(rb"\\([ \t]+)(?=\r?\n|\Z)")

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from .. import DEFAULT_SGLANG_VERSION, __version__
 from ..config.discovery import ConfigError
-from .files import is_candidate, walk
 from ..base.findings import CheckError, Severity
 
 if TYPE_CHECKING:
@@ -250,6 +249,8 @@ def _run_check(args: argparse.Namespace) -> int:
                 continue
             p = Path(given)
             if p.is_dir():
+                from .files import is_candidate, walk  # (directories only: start-up time of one file)
+
                 for f in walk(p):
                     if is_candidate(f):
                         rel = os.path.join(given, os.path.relpath(f, p)) if given not in (".", "./") else os.path.relpath(f, p)

@@ -32,13 +32,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import discovery as config_discovery
-from .discovery import (  # noqa: F401 (this module's interface, as before the split)
-    CONFIG_FILE, PYPROJECT, TOOL_TABLE, ConfigError, find, governing_file, invalidate, toml_reader,
-)
+from .discovery import PYPROJECT, TOOL_TABLE, ConfigError, governing_file, toml_reader
 from ..base import workspace_files
 from ..base.findings import Severity
 from ..context.precedence import Origin
-from .selection import Selection, code_problem, selected, severity_for, suggest  # noqa: F401 (this module's interface)
+from .selection import Selection, code_problem, suggest
 
 SCALAR_KEYS = ("gpu", "sglang-version")
 CODE_LIST_KEYS = ("select", "extend-select", "ignore")
@@ -202,9 +200,6 @@ def _label(rel: tuple[str, ...], arrays: dict, prefix: tuple[str, ...]) -> str:
     return ".".join(rel)
 
 
-_suggest = suggest
-
-
 class _Reader:
     def __init__(self, path: str, text: str, prefix: tuple[str, ...]):
         self.path = path
@@ -261,7 +256,7 @@ class _Reader:
         from ..context.facts import gpu_names, gpu_profile
 
         if gpu_profile(name) is None:
-            self.problem(key, f"unknown GPU `{name}`{_suggest(name.upper(), gpu_names())} "
+            self.problem(key, f"unknown GPU `{name}`{suggest(name.upper(), gpu_names())} "
                               f"(known: {', '.join(gpu_names())})")
             return None
         return name
@@ -293,7 +288,7 @@ class _Reader:
             if not isinstance(sev, str) or sev.lower() not in names:
                 shown = repr(sev) if not isinstance(sev, str) else f"`{sev}`"
                 self.problem(sub, f"{shown} is not a severity (one of {', '.join(names)})"
-                             f"{_suggest(sev.lower(), names) if isinstance(sev, str) else ''}")
+                             f"{suggest(sev.lower(), names) if isinstance(sev, str) else ''}")
                 continue
             out.append((checked[0], Severity(sev.lower()), self.origin(sub)))
         return tuple(out)
@@ -302,7 +297,7 @@ class _Reader:
         for k in table:
             if k not in known:
                 alt = k.replace("_", "-")
-                hint = f"; did you mean `{alt}`?" if alt in known else _suggest(k, known)
+                hint = f"; did you mean `{alt}`?" if alt in known else suggest(k, known)
                 self.problem(f"{where}{k}", f"unknown key{hint} (known: {', '.join(known)})")
 
 

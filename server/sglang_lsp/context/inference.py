@@ -28,7 +28,6 @@ from ..base.invocation import Invocation
 from .hardware_names import GPU_LABELS, gpu_from_label, gpu_from_resource, image_facts
 from .placement import Evidence, Inferred, Placement
 from .script_placement import shell_view
-from .yaml_placement import yaml_view
 
 log = logger(__name__)
 
@@ -39,6 +38,8 @@ def placement(doc: Document, inv: Invocation, tree: Any = None) -> Placement | N
     if not inv.program or inv.program[0].span.path not in (None, doc.path):
         return None
     if doc.language == "yaml":
+        from .yaml_placement import yaml_view  # (YAML only: start-up time of a script's check)
+
         return yaml_view(doc).placement(inv.program[0].span.start)
     return shell_view(doc).placement(inv, tree)
 

@@ -5,6 +5,10 @@ against the catalog (with the ``--config`` file merged in) â†’ catalog checks â†
 comments, rule selection and configured severities (:mod:`sglang_lsp.engine.settings`; the
 settings of every level, with their origins, are ``Result.context``). An exception inside
 one check is contained and reported as an internal error, never as a finding.
+
+The ``--config`` file of a launch is read here (its findings: unreadable SGL016, several
+``--config`` SGL018, ``--config=FILE`` SGL020, not YAML SGL030). A text that is not text
+(NUL bytes, mostly control characters) is recognised before anything parses it: SGL070 alone.
 """
 
 from __future__ import annotations
@@ -16,24 +20,23 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import settings as file_context
 from .. import logger
-from ..rules import finding
-from ..catalog.parsed import ParsedArgs
-from ..catalog.argv import resolve
-from ..catalog.catalog import Catalog, load_catalog
-from ..checks.argv_fixes import with_removal_fixes
-from ..checks.deployment import deployment_findings
 from ..base import workspace_files
 from ..base.document import Document, decode, not_text
 from ..base.findings import Applicability, CheckError, Edit, Finding, Fix, Record, Span
 from ..base.invocation import Invocation, Word
-from ..context.launch import add_inferred
+from ..catalog.argv import resolve
+from ..catalog.catalog import Catalog, load_catalog
+from ..catalog.parsed import ParsedArgs
+from ..checks.deployment import deployment_findings
 from ..checks.kb.evaluate import kb_findings
-from ..extract.shell.source import Source
-from ..extract.shell.script import extract
 from ..checks.shell import (HeredocFile, continuation_findings, explain_placeholders, heredoc_files,
-                           unassigned_variable_findings)
+                            unassigned_variable_findings)
+from ..context.launch import add_inferred
+from ..extract.shell.script import extract
+from ..extract.shell.source import Source
+from ..rules import finding
+from . import settings as file_context
 
 log = logger(__name__)
 
@@ -267,7 +270,12 @@ def _check_launch(inv: Invocation, cat: Catalog, result: Result, config_refs: di
                      anchor=anchor)
     result.parsed.append(parsed)
     result.launch_parses[id(inv)] = parsed
-    result.findings += with_removal_fixes(parsed.findings, config_words + args, _text_of(result))
+    findings = parsed.findings
+    if any(f.code in ("SGL001", "SGL005") and not f.fixes for f in findings):
+        from ..checks.argv_fixes import with_removal_fixes  # (only then: start-up time)
+
+        findings = with_removal_fixes(findings, config_words + args, _text_of(result))
+    result.findings += findings
     result.findings += kb_findings(parsed, inv, result, anchor)
 
 

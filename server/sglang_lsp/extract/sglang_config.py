@@ -4,7 +4,8 @@ sglang reads the file with a YAML safe loader and turns every top-level key into
 (the key as written), followed by: nothing for ``true`` on a store_true flag (and the key is
 dropped for ``false``), ``true``/``false`` for other flags, each item for a list, JSON for a
 mapping, and ``str(value)`` otherwise. Keys of actions its merger does not support raise.
-The words produced here point at the key and the value in the YAML file.
+The words produced here point at the key and the value in the YAML file. A file that is not a
+mapping (SGL030) and keys the merger refuses (SGL017) are found here.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from typing import Any
 import tree_sitter as ts
 
 from ..base import queries
-from ..rules import finding
-from ..catalog.catalog import Catalog
 from ..base.findings import Finding, Record, Span
 from ..base.invocation import Word
+from ..catalog.catalog import Catalog
+from ..rules import finding
 from .yaml.scalars import Scalar, resolve_plain, scalar
 
 

@@ -111,9 +111,15 @@ def load_rule_files(directory: str | None = None) -> tuple[dict, ...]:
     return tuple(out)
 
 
-def registry_entries() -> list[tuple[str, str, str, str, tuple[str, ...]]]:
-    """(code, name, severity, summary, tags) of every knowledge-base rule, for the rule registry."""
-    return [(r["code"], r["name"], r["severity"], r["summary"], tuple(r.get("tags") or ())) for r in load_index()]
+def registry_entries() -> list[tuple[str, str, str, str, tuple[str, ...], tuple[str, ...]]]:
+    """(code, name, severity, summary, tags, fix safeties) of every knowledge-base rule, for the rule
+    registry. A fix whose edits cannot be rendered for a launch is shown display-only."""
+    out = []
+    for r in load_index():
+        safeties = {fx["applicability"] for fx in r.get("fixes") or ()}
+        fixes = tuple(a for a in APPLICABILITIES if a in safeties or (safeties and a == "display"))
+        out.append((r["code"], r["name"], r["severity"], r["summary"], tuple(r.get("tags") or ()), fixes))
+    return out
 
 
 def entry_of(data: dict) -> dict:

@@ -55,6 +55,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__
+from ..config import discovery as config_discovery
 from ..config import project as project_config
 from ..catalog.catalog import Catalog, load_catalog
 from ..base.document import Document
@@ -68,7 +69,7 @@ from .settings import SECTION, KNOWN_KEYS, Settings, parse as parse_settings, se
 log = logging.getLogger("sglang_lsp.lsp")
 
 EXPLAIN_COMMAND = "sglang-lsp.explainError"
-CONFIG_NAMES = (project_config.CONFIG_FILE, project_config.PYPROJECT)
+CONFIG_NAMES = (config_discovery.CONFIG_FILE, config_discovery.PYPROJECT)
 DEFAULT_DEBOUNCE_MS = 0.0
 # Comma-separated feature names that raise on purpose (tests of failure containment only).
 FAULT_ENV = "SGLANG_LSP_FAULT_INJECTION"
@@ -362,7 +363,7 @@ class SglangLanguageServer(LanguageServer):
             return options
         try:
             cfg = project_config.discover(start)
-        except project_config.ConfigError as exc:
+        except config_discovery.ConfigError as exc:
             self.config_errors.setdefault(exc.path, "; ".join(exc.problems))
             return options
         self.config_errors = {p: m for p, m in self.config_errors.items() if cfg is None or p not in cfg.files}
@@ -384,7 +385,7 @@ class SglangLanguageServer(LanguageServer):
         """A configuration file was created, changed, saved or deleted: read them again and
         re-check every open document."""
         log.info("configuration changed: %s", ", ".join(paths))
-        project_config.invalidate()
+        config_discovery.invalidate()
         self.config_shown.clear()
         self.generation += 1
         self.recheck_all()

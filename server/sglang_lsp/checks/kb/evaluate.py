@@ -11,7 +11,8 @@ Verdicts are memoised on the values a condition reads, and per launch context on
 reading a value the launch changes are evaluated again (:class:`_Plan`, :class:`_Unset`).
 
 Nothing from a record is executed: ``validationCode``, ``typeGuard`` and ``tryCatchPattern``
-are documentation.
+are documentation. A model configuration the launch names that was not read (a FIFO, a device,
+a file of gigabytes: :mod:`sglang_lsp.base.workspace_files`) is reported here as SGL071.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from ...catalog.argv import defaults
 from ...catalog.catalog import Catalog
 from ...context.facts import Context
 from ...context.launch import launch_setup
-from ...fixes.edits import add_flag_edits, remove_flag_edits, set_value_edits
 
 log = logger(__name__)
 
@@ -384,6 +384,8 @@ def _rule_finding(rule: KbRule, parsed: ParsedArgs, r: LaunchResolver, inv: Invo
 
 
 def _render_fix(fx: dict, parsed: ParsedArgs, r: LaunchResolver, inv: Invocation | None, text_of) -> Fix | None:
+    from ...fixes.edits import add_flag_edits, remove_flag_edits, set_value_edits  # (only a rule with fixes)
+
     title = render(fx["title"], r)
     appl = Applicability(fx["applicability"])
     opt = parsed.catalog.lookup(fx["flag"])

@@ -48,7 +48,7 @@ from ...catalog.parsed import ParsedArgs
 from ...context.script_placement import carry_placements
 from ...checks.deployment import carry_launches, deployment_findings
 from ...base.document import Document
-from ..check import (Options, Result, catalog_named, check_invocation, without_echoes, check_document)
+from ..check import Options, Result, catalog_named, check_invocation, without_echoes, check_document
 from ...base.findings import Finding, Span
 from ...base.invocation import Invocation, Word
 from ...context.launch import add_inferred

@@ -61,8 +61,8 @@ from ...catalog.parsed import ParsedArgs
 from ...extract.sglang_config import ConfigFile
 from ...checks.deployment import deployment_findings
 from ...base.document import Document
-from ..check import (Options, Result, catalog_named, check_config, check_invocation, without_echoes,
-                     check_document, yaml_scan_findings)
+from ..check import (Options, Result, catalog_named, check_config, check_invocation, without_echoes, check_document,
+                     yaml_scan_findings)
 from ...base.findings import Finding, Span
 from .common import Recheck, Shifter, Straddles, common_ends, touching
 from ...base.invocation import CharRun, Invocation, Word

@@ -15,9 +15,9 @@ import tree_sitter as ts
 
 from ...base import queries
 from ...base.findings import Span
-from ...base.invocation import CharRun, Invocation, Word, match_launch, may_be_launcher, may_contain_launch, may_start_launch
-from .expansion import (Scope, ShellValue, expand_node, forget_holes, plain_text, quote_of, script_with_holes,
-                        word_value)
+from ...base.invocation import (CharRun, Invocation, Word, match_launch, may_be_launcher, may_contain_launch,
+                                may_start_launch)
+from .expansion import Scope, ShellValue, expand_node, forget_holes, plain_text, quote_of, script_with_holes, word_value
 from .source import Source
 
 

@@ -12,7 +12,7 @@ import tree_sitter as ts
 from ...base.findings import Span
 from ...base.invocation import Word, match_launch
 from .scalars import Scalar
-from .tree import (CharSpans, MENTIONS_SGLANG, QUOTE_OF_STYLE, Text, owned)
+from .tree import CharSpans, MENTIONS_SGLANG, QUOTE_OF_STYLE, Text, owned
 
 
 class ComposeReader:

@@ -14,7 +14,7 @@ from ...base.invocation import CharRun, Word
 from ...catalog.catalog import Catalog
 from ..sglang_config import ConfigFile, read_config
 from ..shell.source import Source
-from .tree import (CharSpans, DOC_SEPARATOR, DOC_SEPARATOR_TEXT, owned, line_matches)
+from .tree import CharSpans, DOC_SEPARATOR, DOC_SEPARATOR_TEXT, owned, line_matches
 
 
 class ConfigReader:

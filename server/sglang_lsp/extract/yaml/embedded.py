@@ -11,7 +11,7 @@ import tree_sitter as ts
 from ...base.findings import Span
 from ...base.invocation import Invocation, Word
 from .scalars import Scalar, scalar
-from .tree import (LAUNCH_TEXT, QUOTE_OF_STYLE, owned)
+from .tree import LAUNCH_TEXT, QUOTE_OF_STYLE, owned
 
 
 class EmbeddedShellReader:

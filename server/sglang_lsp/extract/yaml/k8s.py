@@ -16,7 +16,8 @@ from ...rules import finding
 from ...base.findings import Applicability, Edit, Finding, Fix, Span
 from ...base.invocation import Word, match_launch
 from .scalars import Scalar, resolve_plain
-from .tree import (CharSpans, LAUNCH_TEXT, SCALAR_TYPES, KIND_KEY, KIND_TEXT, DOC_SEPARATOR, DOC_SEPARATOR_TEXT, QUOTE_OF_STYLE, Text, owned, line_matches)
+from .tree import (CharSpans, LAUNCH_TEXT, SCALAR_TYPES, KIND_KEY, KIND_TEXT, DOC_SEPARATOR, DOC_SEPARATOR_TEXT,
+                   QUOTE_OF_STYLE, Text, owned, line_matches)
 
 
 class KubernetesReader:

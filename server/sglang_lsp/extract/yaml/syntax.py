@@ -12,7 +12,7 @@ import tree_sitter as ts
 
 from ...base.findings import Applicability, Edit, Finding, Fix, Span
 from ...base.invocation import Word
-from .tree import (line_matches)
+from .tree import line_matches
 
 
 class SyntaxReader:
