@@ -28,7 +28,6 @@ from ..context.inference import placement
 from ..context.placement import FileScalar, Matches, Mover, Placement, Probe, same_moved
 from ..context.script_placement import carry_matches
 from ..rules import finding
-from .compose_env import compose_interpolations
 
 log = logger(__name__)
 
@@ -92,7 +91,11 @@ def deployment_findings(doc: Document, result: Any, carried: dict[int, Launch] |
                 launch.own = _own_findings(launch, doc)
             out += launch.own
         out += _multi_node(launches, getattr(result, "tree", None))
-        out += compose_interpolations([launch.where for launch in launches], doc)
+        wheres = [launch.where for launch in launches]
+        if any(w is not None and w.kind == "compose" and w.interpolations for w in wheres):
+            from .compose_env import compose_interpolations  # (Compose files only: start-up time)
+
+            out += compose_interpolations(wheres, doc)
         out += _image_vendor(launches)
         if doc.language == "shell":
             doc.derived["deployment_launches"] = {id(launch.inv): launch for launch in launches}

@@ -35,9 +35,6 @@ class Located:
         return self.doc.byte_to_linecol(self.finding.span.end)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def shown(text: str) -> str:
     """``text`` as valid Unicode: each byte a file held that is not UTF-8 (U+DC80–U+DCFF after
     ``surrogateescape``) as ``\\xNN``, any other lone surrogate as ``\\uXXXX``."""
@@ -47,7 +44,7 @@ def shown(text: str) -> str:
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
-        return _SURROGATE.sub(_escape, text)
+        return re.sub("[\ud800-\udfff]", _escape, text)  # (compiled only when needed: start-up time)
 
 
 def _escape(m: re.Match) -> str:
