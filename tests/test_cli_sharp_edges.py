@@ -227,3 +227,48 @@ def test_migrate_output_applies_as_a_patch(tmp_path, capsys, monkeypatch):
     subprocess.run(["git", "apply", "fix.patch"], check=True, capture_output=True)
     for name in ("a.sh", "b.sh"):
         assert "--cuda-graph-max-bs-decode 256" in (tmp_path / name).read_text()
+
+
+# --- serve with a standard input the event loop cannot watch ------------------------------------
+
+def _serve(stdin, tmp_path) -> subprocess.CompletedProcess:
+    from test_lsp_transport import SERVE, server_env
+
+    return subprocess.run(SERVE, stdin=stdin, capture_output=True, env=server_env(), timeout=60, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("source", ["/dev/null", "empty regular file", "empty pipe"])
+def test_serve_with_nothing_on_stdin_exits_without_a_traceback(tmp_path, source):
+    """`serve < /dev/null` printed an asyncio traceback and hung: the loop took the character
+    device, and epoll refused it inside a callback. Every kind of standard input without a
+    message ends the server with the status of a connection closed before `shutdown` (1)."""
+    if source == "/dev/null":
+        with open(os.devnull, "rb") as stdin:
+            proc = _serve(stdin, tmp_path)
+    elif source == "empty regular file":
+        (tmp_path / "in").write_bytes(b"")
+        with open(tmp_path / "in", "rb") as stdin:
+            proc = _serve(stdin, tmp_path)
+    else:
+        proc = _serve(subprocess.PIPE, tmp_path)  # run() closes the pipe at once: EOF
+    assert proc.returncode == 1, proc.stderr
+    assert b"Traceback" not in proc.stderr, proc.stderr.decode(errors="replace")
+    assert proc.stdout == b""
+
+
+def test_serve_answers_a_session_read_from_a_regular_file(tmp_path):
+    """A whole session in a file (not a pipe): read in a thread, answered, exit status 0."""
+    from test_lsp_transport import frame, parse_frames
+
+    session = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "processId": None}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    (tmp_path / "in").write_bytes(b"".join(frame(m) for m in session))
+    with open(tmp_path / "in", "rb") as stdin:
+        proc = _serve(stdin, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    answered = {m.get("id") for m in parse_frames(proc.stdout) if "id" in m}
+    assert answered == {1, 2}

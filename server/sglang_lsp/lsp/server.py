@@ -41,6 +41,7 @@ import json
 import logging
 import os
 import sys
+import stat
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -182,7 +183,16 @@ class _PipeReader:
 
 async def _stdin_reader(stdin: Any, executor: Any) -> Any:
     """A :class:`_PipeReader` on ``stdin`` when the loop can watch it (a pipe or socket on
-    POSIX), else pygls' thread-pool reader (a regular file, a Windows console …)."""
+    POSIX), else pygls' thread-pool reader (a regular file, ``/dev/null``, a terminal, a Windows
+    console …). Only a pipe or a socket is handed to the loop: it also accepts a character device,
+    which epoll then refuses inside a callback, leaving a server that never reads (``serve <
+    /dev/null`` printed a traceback and hung)."""
+    try:
+        watchable = stat.S_ISFIFO(mode := os.fstat(stdin.fileno()).st_mode) or stat.S_ISSOCK(mode)
+    except (OSError, ValueError, AttributeError):
+        watchable = False
+    if not watchable:
+        return StdinAsyncReader(stdin, executor)
     loop = asyncio.get_running_loop()
     stream = asyncio.StreamReader(limit=1 << 20, loop=loop)
     try:
