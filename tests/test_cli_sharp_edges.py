@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import xml.dom.minidom
@@ -90,6 +91,76 @@ def test_text_caret_stays_under_the_flag_after_escaped_bytes(tmp_path, capsys):
     start = caret.index("^")
     assert source[start:start + len("--bogus-flag")] == "--bogus-flag"
     assert caret.count("^") == len("--bogus-flag")
+
+
+# every control character a file can hold but tab and line feed: C0, DEL, C1 (ESC starts a
+# terminal's command sequence; a NUL cuts a log line)
+CONTROLS = [chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]]
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "github"])
+def test_control_characters_of_a_file_never_reach_a_terminal(tmp_path, capsys, fmt):
+    """The formats read on a terminal or in a workflow log show every control character of the
+    file escaped (a flag name, a value, the source line); the structured formats escape them as
+    their syntax says (JSON's \\u0000), which the validity test above parses."""
+    # a file per control character (a NUL makes its file SGL070), its flag name holding it: the
+    # finding's message and source line hold it too
+    paths = []
+    for n, ch in enumerate(CONTROLS):
+        f = tmp_path / f"c{n}.sh"
+        f.write_bytes(f"python -m sglang.launch_server --model-path m --x{ch}y 1\n".encode())
+        paths.append(str(f))
+    code, out, _ = run(capsys, "check", "--select", "SGL001,SGL070", "--format", fmt, *paths)
+    assert code == 1
+    leaked = sorted({hex(ord(ch)) for ch in out if ch in CONTROLS})
+    assert leaked == []
+    assert out.count("SGL001") >= len(CONTROLS) - 2 and "SGL070" in out
+    assert "--x\\x1by" in out and "--x\\x9by" in out and "--x\\x7fy" in out
+
+
+def _caret_under_mark(source: str, caret: str, mark: str) -> None:
+    start = caret.index("^")
+    width = caret.count("^")
+    assert caret.strip() == "^" * width  # one run of carets
+    shown_mark = source[start:start + width]
+    assert shown_mark == mark[:width] or (shown_mark.endswith("…") and mark.startswith(shown_mark[:-1])), \
+        (source, caret, mark)
+
+
+@pytest.mark.parametrize("before, after", [
+    (0, 0), (10, 10), (0, 5000), (5000, 0), (5000, 5000), (130, 30), (39, 200), (41, 200)])
+@pytest.mark.parametrize("filler", ["--tp 2 ", "\x00", "é", "\t", "\x1b["], ids=["flags", "nul", "wide", "tab", "esc"])
+def test_text_source_line_is_cut_around_the_mark(tmp_path, capsys, before, after, filler):
+    """A source line of any length (a file that is not text may be one line of a megabyte) is
+    shown in at most SOURCE_WIDTH columns around its mark, cuts marked with … and never inside an
+    escape, the caret under the mark."""
+    from sglang_lsp.cli.output import SOURCE_WIDTH, source_window
+
+    mark = "--bogus-flag"
+    line = (filler * before)[:before] + mark + (filler * after)[:after]
+    start = len((filler * before)[:before])
+    src, column, width = source_window(line, start, start + len(mark))
+    assert len(src) <= SOURCE_WIDTH
+    assert src[column:column + width] == mark
+    assert not re.search(r"\\x?[0-9a-f]?…|\\…", src)  # no escape cut in two
+    if len(line) <= SOURCE_WIDTH and filler not in ("\x00", "\x1b["):
+        assert src == line.replace("\t", " ")  # a short printable line is shown whole
+    # a mark longer than the room left: cut, still starting under the caret
+    long_mark = "--" + "x" * 1000
+    src, column, width = source_window(filler * before + long_mark, len(filler * before), len(filler * before) + 1002)
+    assert len(src) <= SOURCE_WIDTH and src[column:column + width].startswith("--x") and src.endswith("…")
+
+
+def test_text_output_of_a_megabyte_line_of_nul_bytes(tmp_path, capsys):
+    f = tmp_path / "zeros.sh"
+    f.write_bytes(b"\0" * 1_000_000)
+    code, out, _ = run(capsys, "check", str(f))
+    assert code == 0 and "SGL070" in out
+    assert max(len(line) for line in out.splitlines()) < 400
+    assert "\0" not in out
+    source = next(l for l in out.splitlines() if l.startswith("1 | "))
+    caret = out.splitlines()[out.splitlines().index(source) + 1]
+    _caret_under_mark(source[4:], caret[4:], "\\x00")
 
 
 def test_json_positions_still_count_code_points(tmp_path, capsys):

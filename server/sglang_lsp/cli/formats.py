@@ -16,7 +16,7 @@ from xml.sax.saxutils import escape as _xml_escape
 
 from .. import REPOSITORY_URL, __version__
 from ..base.findings import Severity
-from .output import Located, shown, shown_payload
+from .output import Located, for_terminal, shown, shown_payload
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = REPOSITORY_URL
@@ -136,7 +136,9 @@ def render_sarif(locs: list[Located]) -> str:
 # -- GitHub workflow commands ------------------------------------------------------------
 
 def _gh_data(value: str) -> str:
-    return shown(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # line breaks as GitHub decodes them; any other control character escaped (a workflow log
+    # renders ANSI sequences)
+    return for_terminal(shown(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _gh_property(value: str) -> str:

@@ -3,7 +3,10 @@
 Every output is valid UTF-8: a file's bytes that are not UTF-8 (decoded with ``surrogateescape``,
 so that offsets stay exact) are shown escaped, ``\\xNN``, wherever they reach a message, a path
 or a line of source (:func:`shown`); a JSON parser, GitHub's SARIF upload or a log viewer never
-sees raw invalid bytes.
+sees raw invalid bytes. The formats read on a terminal (text, concise, GitHub's workflow commands)
+also show control characters escaped (:func:`for_terminal`: a file's ESC sequence never reaches the
+terminal, a NUL never reaches a log), and the text format shows a long source line only around
+its mark (:data:`SOURCE_WIDTH` columns): a file that is not text can be one line of a megabyte.
 """
 
 from __future__ import annotations
@@ -52,6 +55,60 @@ def _escape(m: re.Match) -> str:
     return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # C0 but tab and line feed, DEL, C1
+_control_re = None
+
+
+def for_terminal(text: str) -> str:
+    """:func:`shown`, with control characters (C0 but tab and line feed, DEL, C1) as ``\\xNN``:
+    what a file holds is never sent to a terminal as a command."""
+    text = shown(text)
+    if text.isprintable():
+        return text
+    global _control_re
+    if _control_re is None:
+        _control_re = re.compile(_CONTROL)  # (compiled only when needed: start-up time)
+    return _control_re.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+# at most this many columns of a source line in the text format, the mark and some context
+SOURCE_WIDTH = 160
+SOURCE_CONTEXT = 40  # columns kept before the mark when the line is cut
+
+
+def source_window(line: str, start: int, end: int) -> tuple[str, int, int]:
+    """The source line ``line`` as the text format shows it, with the column of the mark
+    ``line[start:end]`` in it and the mark's width: escaped (:func:`for_terminal`; a tab as a
+    blank), and cut to about :data:`SOURCE_WIDTH` columns around the mark, each cut shown as
+    ``…`` (never inside an escape)."""
+    line = line.replace("\t", " ")
+    if len(line) <= SOURCE_WIDTH:
+        before, marked, after = for_terminal(line[:start]), for_terminal(line[start:end]), for_terminal(line[end:])
+        if len(before) + len(marked) + len(after) <= SOURCE_WIDTH:
+            return before + marked + after, len(before), max(1, len(marked))
+    before = _cut(line[:start], SOURCE_CONTEXT, from_end=True)
+    marked = _cut(line[start:end], SOURCE_WIDTH - len(before))
+    after = _cut(line[end:], SOURCE_WIDTH - len(before) - len(marked))
+    return before + marked + after, len(before), max(1, len(marked))
+
+
+def _cut(text: str, width: int, from_end: bool = False) -> str:
+    """``text`` escaped in at most ``width`` columns: whole if it fits, else its first (last)
+    characters and ``…``, never half an escape."""
+    kept: list[str] = []
+    used = 0
+    for ch in (reversed(text) if from_end else text):
+        shown_ch = for_terminal(ch)
+        if used + len(shown_ch) > width:
+            while kept and used + 1 > width:  # room for the …
+                used -= len(kept.pop())
+            kept.append("…")
+            break
+        kept.append(shown_ch)
+        used += len(shown_ch)
+    return "".join(reversed(kept) if from_end else kept)
+
+
 def shown_payload(value):
     """A JSON-ready value (dicts, lists, strings …) with every string :func:`shown`."""
     if isinstance(value, str):
@@ -82,7 +139,7 @@ def _pos(doc: Document, byte: int) -> dict:
 def text_line(loc: Located) -> str:
     line, col = loc.start()
     f = loc.finding
-    return shown(f"{loc.path}:{line}:{col}: {f.severity.value} {f.code} {f.message}")
+    return for_terminal(f"{loc.path}:{line}:{col}: {f.severity.value} {f.code} {f.message}")
 
 
 def render_text(locs: list[Located], concise: bool = False) -> str:
@@ -93,18 +150,17 @@ def render_text(locs: list[Located], concise: bool = False) -> str:
             continue
         doc = loc.doc
         line0, _ = doc.byte_to_point(loc.finding.span.start)
-        raw = doc.line_text(line0).replace("\t", " ")
+        raw = doc.line_text(line0)
         _, col = loc.start()
         end_line, end_col = loc.end()
         end = end_col - 1 if end_line == line0 + 1 else len(raw)
-        # columns of the line as shown (an escaped byte takes four)
-        src, before, marked = shown(raw), len(shown(raw[: col - 1])), len(shown(raw[col - 1 : end]))
-        width = max(1, marked)
+        # columns of the line as shown (an escaped byte takes four, a cut line starts with …)
+        src, before, width = source_window(raw, col - 1, end)
         gutter = f"{line0 + 1} | "
         out.append(f"{gutter}{src}")
         out.append(" " * (len(gutter) + before) + "^" * width)
         for fix in loc.finding.fixes[:1]:
-            out.append(f"{' ' * len(gutter)}help: {shown(fix.title)}" + ("" if fix.applicability.value == "safe" else f" ({fix.applicability.value} fix)"))
+            out.append(f"{' ' * len(gutter)}help: {for_terminal(fix.title)}" + ("" if fix.applicability.value == "safe" else f" ({fix.applicability.value} fix)"))
         out.append("")
     return "\n".join(out)
 
