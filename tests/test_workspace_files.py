@@ -5,7 +5,8 @@ only, never waits, and caches what it read by (path, mtime, size).
 Each planted kind — a FIFO, a link to ``/dev/zero``, a link to ``/proc/self/fd/0``, a sparse
 file of several gigabytes, a directory — is put in each place a check reads: a virtual
 environment's sglang ``METADATA``, a Compose ``.env``, a ``.sglang-lsp.toml`` and the file it
-extends, a ``--config`` YAML, a model's ``config.json``, and the files a directory walk checks.
+extends, a ``--config`` YAML, a model's ``config.json`` (and the memory plan's checkpoint files),
+and the files a directory walk checks.
 The CLI runs in a child process (a regression would hang it, not this test run; the time limit
 is a guard, nothing here is timed); the language server case is in tests/test_lsp_planted_files.py.
 """
@@ -287,6 +288,48 @@ def test_model_config_json_regular_file_is_read(tmp_path):
     (tmp_path / "run.sh").write_text("# sglang-lsp: gpu=GB200\n"
                                      "python -m sglang.launch_server --model-path models/m --quantization fp8\n")
     assert codes(cli(tmp_path, "check", "--format", "json", "run.sh")) == ["SGL106"]  # the checkpoint was read
+
+
+def _safetensors(path: Path, tensors: dict[str, int]) -> None:
+    import struct
+
+    header, offset = {}, 0
+    for name, size in tensors.items():
+        header[name] = {"dtype": "U8", "shape": [size], "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_memory_plan_reads_of_a_checkpoint(tmp_path, kind):
+    """The memory plan's reads of a local checkpoint (config.json, hf_quant_config.json, the
+    weight index, each safetensors header) go through the reader: a planted file is refused with
+    its reason or skipped, never waited on or read whole."""
+    from sglang_lsp.context.memory import plan, weights
+    from sglang_lsp.context.memory.model import UnsupportedModel
+
+    model = tmp_path / "m"
+    plant(model / "config.json", kind)
+    with pytest.raises(UnsupportedModel) as caught:
+        plan.read_model_dir(str(model))
+    assert "config.json" in str(caught.value) and says_why(kind, str(caught.value))
+
+    good = tmp_path / "good"
+    good.mkdir()
+    (good / "config.json").write_text('{"model_type": "llama"}')
+    plant(good / "hf_quant_config.json", kind)
+    assert plan.read_model_dir(str(good)) == ({"model_type": "llama"}, {})  # the side file skipped
+
+    # a planted index: the size comes from the headers; a planted shard: no size, no guess
+    _safetensors(good / "model-00001.safetensors", {"model.layers.0.mlp.weight": 100})
+    plant(good / "model.safetensors.index.json", kind)
+    assert weights.checkpoint_size(str(good)).total_bytes == 100
+    plant(good / "model-00002.safetensors", kind)
+    assert weights.checkpoint_size(str(good)) is None
+    if kind != "sparse-3gb":  # (a regular file: opened, its zero header length rejected)
+        with pytest.raises(RefusedFile):
+            weights.read_safetensors_header(str(good / "model-00002.safetensors"))
 
 
 @pytest.mark.parametrize("kind", KINDS)

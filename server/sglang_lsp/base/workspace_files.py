@@ -1,6 +1,7 @@
 """The one way a check reads a file of the workspace it was not handed: a model's ``config.json``,
 a ``--config`` YAML, a Compose ``.env``, an sglang-lsp configuration and the files it extends, a
-virtual environment's sglang ``METADATA`` — and, for the CLI, the files it checks.
+virtual environment's sglang ``METADATA``, a checkpoint's weight index and safetensors headers (the
+memory plan) — and, for the CLI, the files it checks.
 
 A repository can plant anything under those names: a FIFO or a link to ``/proc/self/fd/0`` (a
 plain ``open``/``read`` waits for a writer for good), a link to ``/dev/zero`` (a read that never
@@ -66,10 +67,14 @@ PROJECT_CONFIG = Kind("sglang-lsp configuration (TOML)", 1 * MiB)
 DOT_ENV = Kind("Compose .env file", 1 * MiB)
 SGLANG_CONFIG = Kind("sglang --config file (YAML)", 4 * MiB)
 PACKAGE_METADATA = Kind("package METADATA", 256 * KiB, head=True)
+CHECKPOINT_INDEX = Kind("checkpoint index (JSON)", 32 * MiB)  # a large MoE's weight map: some MB
+# opened (open_regular), not read whole: the caller reads an 8-byte length and at most this much
+SAFETENSORS_HEADER = Kind("safetensors header", 8 + 100 * MiB, head=True)
 CHECKED_FILE = Kind("checked file", 16 * MiB)
 LOG_FILE = Kind("log file", 64 * MiB)
 FILE_HEAD = Kind("file's first line", 128, head=True, logged=False)  # a shebang, during a directory walk
-KINDS = (MODEL_CONFIG, PROJECT_CONFIG, DOT_ENV, SGLANG_CONFIG, PACKAGE_METADATA, CHECKED_FILE, LOG_FILE, FILE_HEAD)
+KINDS = (MODEL_CONFIG, PROJECT_CONFIG, DOT_ENV, SGLANG_CONFIG, PACKAGE_METADATA, CHECKPOINT_INDEX, SAFETENSORS_HEADER,
+         CHECKED_FILE, LOG_FILE, FILE_HEAD)
 
 # kernel pseudo file systems: their "regular" files can block (/proc/kmsg) or never end (/dev holds
 # devices, refused as such, and /dev/shm, a tmpfs where models are sometimes kept for speed)
@@ -135,6 +140,40 @@ def read_bytes(path: str | os.PathLike, kind: Kind, regular_only: bool = True, c
     shown = os.fspath(path)
     if not regular_only and stat.S_ISFIFO(os.stat(shown).st_mode):
         return _read_pipe(shown, kind)
+    real, st = _regular(shown, kind)
+    if st.st_size > kind.limit and not kind.head:
+        raise _refuse(shown, kind, f"{_size(st.st_size)}, larger than the {_size(kind.limit)} a {kind.name} may have",
+                      errno.EFBIG)
+    key = (real, st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, kind.limit)
+    hit = _cache.get(key)
+    if hit is not None:
+        _cache.move_to_end(key)
+        return hit
+    fd = _open_again(shown, real, st, kind)
+    try:
+        data = _read_at_most(fd, kind.limit + (0 if kind.head else 1))
+    finally:
+        os.close(fd)
+    if len(data) > kind.limit:
+        raise _refuse(shown, kind, f"larger than the {_size(kind.limit)} a {kind.name} may have", errno.EFBIG)
+    if cache:
+        _remember(key, data)
+    return data
+
+
+def open_regular(path: str | os.PathLike, kind: Kind):
+    """``path`` opened for reading in binary, after the checks of :func:`read_bytes` but the size
+    limit: for a file read in part whose size says nothing (a checkpoint's weights, of which only
+    the header is read). The caller reads at most ``kind.limit`` bytes. Raises as
+    :func:`read_bytes` does."""
+    shown = os.fspath(path)
+    real, st = _regular(shown, kind)
+    return os.fdopen(_open_again(shown, real, st, kind), "rb")
+
+
+def _regular(shown: str, kind: Kind) -> tuple[str, os.stat_result]:
+    """The resolved path of ``shown`` and its ``stat``, when it is a regular file outside the
+    pseudo file systems; else the refusal."""
     real = os.path.realpath(shown)
     if real.startswith(PSEUDO_ROOTS):
         raise _refuse(shown, kind, f"resolves to {real}, in the kernel's pseudo file systems", errno.EPERM)
@@ -145,28 +184,22 @@ def read_bytes(path: str | os.PathLike, kind: Kind, regular_only: bool = True, c
     what = _what(st.st_mode)
     if what is not None:
         raise _refuse(shown, kind, what if real == os.path.abspath(shown) else f"resolves to {real}, {what}")
-    if st.st_size > kind.limit and not kind.head:
-        raise _refuse(shown, kind, f"{_size(st.st_size)}, larger than the {_size(kind.limit)} a {kind.name} may have",
-                      errno.EFBIG)
-    key = (real, st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, kind.limit)
-    hit = _cache.get(key)
-    if hit is not None:
-        _cache.move_to_end(key)
-        return hit
+    return real, st
+
+
+def _open_again(shown: str, real: str, st: os.stat_result, kind: Kind) -> int:
+    """A descriptor of ``real``, opened without waiting and checked to be the regular file
+    ``st`` describes."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(real, flags)  # O_NONBLOCK: a FIFO swapped in since the stat cannot make this wait
     try:
         again = os.fstat(fd)
         if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino) or not stat.S_ISREG(again.st_mode):
             raise _refuse(shown, kind, "was replaced while it was being opened", errno.EAGAIN)
-        data = _read_at_most(fd, kind.limit + (0 if kind.head else 1))
-    finally:
+    except BaseException:
         os.close(fd)
-    if len(data) > kind.limit:
-        raise _refuse(shown, kind, f"larger than the {_size(kind.limit)} a {kind.name} may have", errno.EFBIG)
-    if cache:
-        _remember(key, data)
-    return data
+        raise
+    return fd
 
 
 def _read_pipe(path: str, kind: Kind) -> bytes:
