@@ -362,3 +362,68 @@ def test_directory_walk_runs_nothing_a_repository_configures(tmp_path):
     proc = cli(repo, "check", "--format", "concise", ".")
     assert "run.sh:1:" in proc.stdout and "SGL002" in proc.stdout
     assert not marker.exists()
+
+
+# --- no other way in ------------------------------------------------------------------------
+
+# Every place in the package that opens a file by other means than the reader, and why that file
+# is not one a repository can plant. A new open() of the package fails the test until it goes
+# through sglang_lsp.base.workspace_files or is listed here with its reason.
+# (module, the call's source text up to its first argument) -> why
+OTHER_READS = {
+    ("catalog.versions", "HISTORY_PATH.open"): "the flag history bundled with the package",
+    ("catalog.catalog", "open(user_stamp[0]"): "the user's catalog cache, written by `catalog build`",
+    ("catalog.catalog", "(rows if rows.is_file() else path).open"): "a catalog bundled with the package",
+    ("catalog.user_catalogs", "out.read_text"): "the extractor's output in a temporary directory of ours",
+    ("catalog.user_catalogs", "os.fdopen(fd"): "writing the user's catalog cache (a file of ours)",
+    ("catalog.extract_catalog", "open(args.out"): "the extractor writing its output (a tool)",
+    ("kb", "path.open"): "the knowledge-base rule files bundled with the package",
+    ("kb", "INDEX_PATH.open"): "the knowledge-base index bundled with the package",
+    ("kb.importer", "Path(path).read_text"): "`kb import PATH`: a dataset the user names",
+    ("engine.check", "_DIFFUSION_FLAGS_PATH.read_text"): "data bundled with the package",
+    ("rules", "self.doc_path.read_text"): "rule documentation bundled with the package",
+    ("base.queries", "path.read_text"): "tree-sitter queries bundled with the package",
+    ("cli.writing", "os.fdopen(fd"): "`check --fix` writing its temporary file (a file of ours)",
+    ("cli.writing", "open(path"): "`check --fix` re-reading a file it read through the reader and found "
+                                  "regular and of the same size just before",
+}
+OPENERS = {"open", "read_text", "read_bytes", "fdopen", "load_file", "loadtxt"}
+
+
+def _opens(tree) -> list[tuple[str, int]]:
+    import ast
+
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name not in OPENERS:
+            continue
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "workspace_files":
+            continue  # the reader itself
+        first = f"({ast.unparse(node.args[0])}" if node.args else ""
+        out.append((ast.unparse(func) + first, node.lineno))
+    return out
+
+
+def test_every_file_the_package_opens_goes_through_the_reader_or_is_listed():
+    import ast
+
+    package = Path(sglang_lsp.__file__).resolve().parent
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        module = ".".join(parts)
+        if module == "base.workspace_files":
+            continue
+        for call, line in _opens(ast.parse(path.read_text(encoding="utf-8"))):
+            found.setdefault((module, call), []).append(f"{path.relative_to(package)}:{line}")
+    unlisted = {k: v for k, v in found.items() if k not in OTHER_READS}
+    assert not unlisted, ("read these through sglang_lsp.base.workspace_files, or list them in OTHER_READS "
+                          f"with the reason a repository cannot plant them: {unlisted}")
+    stale = set(OTHER_READS) - set(found)
+    assert not stale, f"listed in OTHER_READS but no longer in the package: {stale}"
