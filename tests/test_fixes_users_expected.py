@@ -1,7 +1,8 @@
 """Fixes users expected (issue 20): a did-you-mean for other servers' names of a choice
 (`--attention-backend flash_attn`), removing the value of a switch (`--enable-torch-compile
-true`) and a vLLM switch sglang does not need (`--enable-prefix-caching`) in every syntax a
-launch is written in, and the GPU count of a Compose service or a `docker run --gpus` for SGL050."""
+true`) and a vLLM switch sglang does not need (`--enable-prefix-caching`), and the rewrites a
+shell command gets (`bf16` → `bfloat16`, a misspelt flag) in every syntax a launch is written in
+(`ARGS+=(…)` included), and the GPU count of a Compose service or a `docker run --gpus` for SGL050."""
 
 from __future__ import annotations
 
@@ -91,8 +92,10 @@ COMPOSE = ('services:\n  s:\n    image: lmsysorg/sglang:latest\n    ipc: host\n'
 SHELL = "python -m sglang.launch_server --model-path m {words} --port 30000\n"
 CONTINUED = "python -m sglang.launch_server \\\n  --model-path m \\\n  {words} \\\n  --port 30000\n"
 ARRAY = "ARGS=(\n  --model-path m\n  {words}\n  --port 30000\n)\npython -m sglang.launch_server \"${{ARGS[@]}}\"\n"
+APPEND = 'ARGS=(--model-path m)\nARGS+=({words} --port 30000)\npython -m sglang.launch_server "${{ARGS[@]}}"\n'
 STRING = 'FLAGS="--model-path m {words} --port 30000"\npython -m sglang.launch_server $FLAGS\n'
 SYNTAXES = {"shell": (SHELL, "a.sh"), "continued": (CONTINUED, "a.sh"), "array": (ARRAY, "a.sh"),
+            "array-append": (APPEND, "a.sh"),
             "string": (STRING, "a.sh"), "k8s-block": (K8S_BLOCK, "pod.yaml"), "k8s-flow": (K8S_FLOW, "pod.yaml"),
             "compose": (COMPOSE, "compose.yaml")}
 
@@ -143,6 +146,52 @@ def test_a_vllm_switch_sglang_does_not_need_is_removed(syntax, flag):
     assert [(x.title, x.applicability.value) for x in f.fixes] == [(f"Remove `{flag}`", "safe")]
     after = fixed(text, path, code="SGL001")
     assert flag not in after and not check(after, path)
+
+
+# --- rewriting words: every syntax ---------------------------------------------------------------
+
+# (code, the words written, the words the fix writes, its applicability)
+REWRITES = {
+    "value did-you-mean": ("SGL002", ["--dtype", "bf16"], ["--dtype", "bfloat16"], "unsafe"),
+    "backend did-you-mean": ("SGL002", ["--attention-backend", "flashinfr"], ["--attention-backend", "flashinfer"],
+                             "unsafe"),
+    "misspelt flag": ("SGL001", ["--mem-fraction-statik", "0.8"], ["--mem-fraction-static", "0.8"], "unsafe"),
+    "underscores": ("SGL010", ["--tensor_parallel_size", "2"], ["--tensor-parallel-size", "2"], "safe"),
+    "one dash": ("SGL001", ["-tp-size", "2"], ["--tp-size", "2"], "safe"),
+    "value in the flag's word": ("SGL002", ["--dtype=bf16"], ["--dtype=bfloat16"], "unsafe"),
+}
+
+
+@pytest.mark.parametrize("syntax", sorted(SYNTAXES))
+@pytest.mark.parametrize("case", sorted(REWRITES))
+def test_a_word_is_rewritten_in_every_syntax(syntax, case):
+    """The did-you-mean and rename fixes a shell command gets are offered in a bash array
+    (`ARGS+=(--dtype bf16)`), a variable's value and a YAML list too, and rewrite the word
+    where it is written."""
+    code, words, expected, applicability = REWRITES[case]
+    if syntax in ("k8s-block", "k8s-flow", "compose") and case == "one dash":
+        words, expected = ["-tp-size=2"], ["--tp-size=2"]  # (a YAML list item is one word)
+    text, path = launch(syntax, words)
+    f = only(text, path, code)
+    assert [x.applicability.value for x in f.fixes] == [applicability], (f.message, f.fixes)
+    after = fixed(text, path, unsafe=True, code=code)
+    assert after == launch(syntax, expected)[0]
+    assert not [g for g in check(after, path) if g.code == code]
+
+
+@pytest.mark.parametrize("text, code", [
+    # the characters of the word are not written as themselves at one place: no rewrite
+    ('ARGS=(--model-path m --dtype bf1\\6)\n', "SGL002"),  # an escape
+    ("ARGS=(--model-path m --dtype $'bf\\x316')\n", "SGL002"),  # an ANSI-C escape (\\x31 is 1)
+    ('DT=bf\nARGS=(--model-path m --dtype "${DT}16")\n', "SGL002"),  # half from a variable
+    ('P=statik\nARGS=(--model-path m --mem-fraction-$P 0.8)\n', "SGL001"),
+    ('P=parallel\nFLAGS="--model-path m --tensor_${P}_size 2"\nARGS=($FLAGS)\n', "SGL010"),
+])
+def test_a_word_not_written_literally_is_not_rewritten(text, code):
+    text += 'python -m sglang.launch_server "${ARGS[@]}"\n'
+    f = only(text, "a.sh", code)
+    assert f.fixes == []
+    assert fixed(text, "a.sh", unsafe=True) == text
 
 
 @pytest.mark.parametrize("text, path", [

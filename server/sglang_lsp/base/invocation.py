@@ -53,6 +53,16 @@ class CharRun(Sequence):
         return f"CharRun({self.start}, {self.n})"
 
 
+# origins of words whose span is where their text is written, so a fix may rewrite that text
+# there: a word of a shell command, a YAML list item, and a bash array's item or a word of a
+# variable's value — those two only where the text at the span is the word's characters written
+# out literally, which the engine checks against the file's text once it has it
+# (checks.argv_fixes.keep_literal_edits): `ARGS+=(--dtype bf16)` is rewritten in place,
+# `ARGS+=(--dtype "$DT"x)` is not
+REWRITABLE_ORIGINS = ("shell", "yaml", "array", "variable")
+CHECKED_AGAINST_TEXT = ("array", "variable")
+
+
 class Word(Record):
     """One argument of a launch: its text after shell or YAML evaluation (``None``: unknown),
     where it is written, and where each of its characters comes from. (A plain class, see

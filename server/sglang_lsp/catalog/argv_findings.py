@@ -9,7 +9,7 @@ import json
 import re
 
 from ..base.findings import Applicability, Edit, Finding, Fix, Span
-from ..base.invocation import Word
+from ..base.invocation import REWRITABLE_ORIGINS, Word
 from ..rules import finding
 from . import release_findings
 from .argv_words import Classified, escaped, option_names, replace_fix, suggest_flag, written_flag_span
@@ -301,7 +301,7 @@ def unknown_option_finding(cat: Catalog, c: Classified) -> Finding:
         return finding(
             "SGL001", f"`{flag}` is not a flag; sglang's long flags start with two dashes: `{target}`", span,
             flag=flag, sglang_error=error,
-            fixes=[replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)] if c.word.origin in ("shell", "yaml") else [],
+            fixes=[replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)] if c.word.origin in REWRITABLE_ORIGINS else [],
         )
     moved = release_findings.flag_finding(cat, c.word, flag, span, error)
     if moved is not None:
@@ -323,14 +323,14 @@ def unknown_option_finding(cat: Catalog, c: Classified) -> Finding:
         msg = f"sglang {cat.sglang_version} has no flag `{flag}`" + (f"; did you mean `{guess}`?" if guess else "")
         if guess:
             fixes.append(replace_fix(f"Use `{guess}`", span, guess, Applicability.UNSAFE))
-    if c.word.origin not in ("shell", "yaml"):
+    if c.word.origin not in REWRITABLE_ORIGINS:
         fixes = []
     return finding("SGL001", msg, span, flag=flag, sglang_error=error, fixes=fixes)
 
 
 def _flag_rename_fixes(word: Word, span: Span, target: str) -> list[Fix]:
     """Rename a flag in place: the shell word, or the key of a ``--config`` YAML file."""
-    if word.origin in ("shell", "yaml"):
+    if word.origin in REWRITABLE_ORIGINS:
         return [replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)]
     if word.origin == "config":
         return [replace_fix(f"Write the key as `{target[2:]}`", word.span, target[2:], Applicability.SAFE)]

@@ -24,7 +24,7 @@ from .. import logger
 from ..base import workspace_files
 from ..base.document import Document, decode, not_text
 from ..base.findings import Applicability, CheckError, Edit, Finding, Fix, Record, Span
-from ..base.invocation import Invocation, Word
+from ..base.invocation import CHECKED_AGAINST_TEXT, Invocation, Word
 from ..catalog.argv import resolve
 from ..catalog.catalog import Catalog, load_catalog
 from ..catalog.parsed import ParsedArgs
@@ -271,6 +271,10 @@ def _check_launch(inv: Invocation, cat: Catalog, result: Result, config_refs: di
     result.parsed.append(parsed)
     result.launch_parses[id(inv)] = parsed
     findings = parsed.findings
+    if any(f.fixes for f in findings) and any(w.origin in CHECKED_AGAINST_TEXT for w in args):
+        from ..checks.argv_fixes import keep_literal_edits  # (only then: start-up time)
+
+        keep_literal_edits(findings, config_words + args, _text_of(result))
     if any(f.code in ("SGL001", "SGL005") and not f.fixes for f in findings):
         from ..checks.argv_fixes import with_removal_fixes  # (only then: start-up time)
 
