@@ -43,7 +43,7 @@ def test_json_contract(tree, capsys):
     code, out, _ = run(capsys, "check", "--format", "json", "bad.sh")
     assert code == 1
     payload = json.loads(out)
-    assert set(payload) == {"tool", "version", "sglang_version", "files_checked", "diagnostics"}
+    assert set(payload) == {"tool", "version", "sglang_version", "files_checked", "diagnostics", "undecided"}
     assert payload["tool"] == "sglang-lsp"
     assert payload["version"] == __version__
     assert payload["sglang_version"] == "0.5.23"

@@ -120,7 +120,8 @@ def _launch(inv) -> tuple:
 
 def _same(incremental, fresh) -> None:
     """The re-check ``incremental`` holds what the check from scratch ``fresh`` holds: findings,
-    launches, parses, each launch's own findings and the context hover shows."""
+    launches, parses, each launch's own findings and undecided checks, and the context hover
+    shows."""
     assert _findings(incremental) == _findings(fresh)
     assert [_launch(i) for i in incremental.invocations] == [_launch(i) for i in fresh.invocations]
     assert [[(u.spelling, u.word.span, u.flag_span, u.value_spans, u.converted) for u in p.uses]
@@ -132,6 +133,8 @@ def _same(incremental, fresh) -> None:
         if a is not None:
             assert [(f.code, f.span, f.message) for f in incremental.launch_findings[id(inv_a)]] == \
                 [(f.code, f.span, f.message) for f in fresh.launch_findings[id(inv_b)]]
+            kept, made = incremental.undecided.get(id(inv_a)), fresh.undecided.get(id(inv_b))
+            assert (kept and (kept.launch is inv_a, kept.checks())) == (made and (True, made.checks()))
     at = [inv.span.start for inv in fresh.invocations if inv.span.path is None]
     for key in ("gpu", "gpu-class", "sglang-version"):  # what hover shows: the value and where it was read
         assert [incremental.context.resolve(key, a) for a in at] == [fresh.context.resolve(key, a) for a in at]

@@ -151,6 +151,12 @@ def _serve_arguments(s: argparse.ArgumentParser) -> None:
 
 
 # subcommand → (help, what adds its arguments), in the order `--help` lists them
+def _resolve_arguments(c: argparse.ArgumentParser) -> None:
+    from .resolve import add_arguments
+
+    add_arguments(c)
+
+
 SUBCOMMANDS = {
     "check": ("check files or directories", _check_arguments),
     "migrate": ("propose (or apply) the flag migrations of an sglang upgrade", _migrate_arguments),
@@ -160,6 +166,8 @@ SUBCOMMANDS = {
     "explain": ("explain sglang error messages found in logs or tracebacks", _explain_arguments),
     "kb": ("knowledge-base tools", _kb_arguments),
     "serve": ("run the language server (LSP over stdio by default)", _serve_arguments),
+    "resolve": ("show the effective server arguments of each launch (after sglang's own resolution)",
+                _resolve_arguments),
 }
 
 
@@ -236,7 +244,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
         options.environment_version = environment_version(None, (os.getcwd(),))
         options.environment_detail = "sglang installed in the working directory's virtualenv"
-    from .output import locate, render_json, render_text
+    from .output import locate, render_json, render_text, undecided_launches, undecided_summary
 
     configs = _Configs(args)
     targets: list[tuple[str, bytes | None, bool]] = []  # (display path, data or None, explicit)
@@ -280,6 +288,8 @@ def _run_check(args: argparse.Namespace) -> int:
     internal = False
     fixed_count = 0
     diffs = 0
+    undecided = []  # launches with knowledge-base checks left undecided (for the summary and JSON)
+    tell_undecided = args.format == "json" or (args.format == "text" and not args.quiet and not args.statistics)
     for display, data, explicit in targets:
         snap = None
         if data is None and fixing:
@@ -331,6 +341,8 @@ def _run_check(args: argparse.Namespace) -> int:
             if key not in seen:
                 seen.add(key)
                 locs.append(loc)
+        if tell_undecided:
+            undecided += undecided_launches(result, display)
 
     if args.diff:
         if not args.quiet:
@@ -342,7 +354,7 @@ def _run_check(args: argparse.Namespace) -> int:
     if args.statistics:
         _print_statistics(locs, sys.stdout if args.format in ("text", "concise") else sys.stderr)
     if args.format == "json":
-        print(render_json(locs, files_checked, version))
+        print(render_json(locs, files_checked, version, undecided))
     elif args.format in ("sarif", "github", "junit", "gitlab"):
         from . import formats
 
@@ -365,6 +377,9 @@ def _run_check(args: argparse.Namespace) -> int:
                     f"{problems} path{'s' if problems != 1 else ''} not checked (see above)"
             print(f"Checked {files_checked} file{'s' if files_checked != 1 else ''}: {summary or 'no problems'}.",
                   file=sys.stderr)
+            line = undecided_summary(undecided)
+            if line:
+                print(line, file=sys.stderr)
     if not files_checked and not problems:
         shown = ", ".join(args.paths)
         print(f"sglang-lsp: warning: no launch files (shell scripts, YAML) found in {shown}", file=sys.stderr)
@@ -553,6 +568,10 @@ def main(argv: list[str] | None = None) -> int:
             from . import kb_commands as commands
 
             return commands.run_explain(args) if args.command == "explain" else commands.run_kb(args, parser)
+        if args.command == "resolve":
+            from .resolve import run as run_resolve
+
+            return run_resolve(args)
         if args.command == "serve":
             from ..lsp import serve  # pygls is imported only here, never on the check path
 

@@ -11,12 +11,16 @@ its mark (:data:`SOURCE_WIDTH` columns): a file that is not text can be one line
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 
 from .. import DEFAULT_SGLANG_VERSION, __version__
 from ..base.document import Document
+from ..checks.kb.undecided import CAUSES, Undecided
+from ..config.selection import selected
 from ..engine.check import Result
+from ..engine.settings import selections
 from ..base.findings import Finding
 
 
@@ -192,12 +196,71 @@ def finding_json(loc: Located) -> dict:
     }
 
 
-def render_json(locs: list[Located], files_checked: int, sglang_version: str | None) -> str:
+def render_json(locs: list[Located], files_checked: int, sglang_version: str | None,
+                undecided: list["UndecidedLaunch"] | None = None) -> str:
     payload = {
         "tool": "sglang-lsp",
         "version": __version__,
         "sglang_version": sglang_version or DEFAULT_SGLANG_VERSION,
         "files_checked": files_checked,
         "diagnostics": [finding_json(loc) for loc in locs],
+        "undecided": [u.as_json() for u in undecided or ()],
     }
     return json.dumps(shown_payload(payload), indent=2, ensure_ascii=False)
+
+
+class UndecidedLaunch:
+    """One launch of a checked file and the knowledge-base checks it left undecided."""
+
+    __slots__ = ("path", "line", "column", "checks")
+
+    def __init__(self, path: str, line: int, column: int, checks: tuple[Undecided, ...]):
+        self.path = path
+        self.line = line
+        self.column = column
+        self.checks = checks
+
+    def as_json(self) -> dict:
+        return {"path": self.path, "start": {"line": self.line, "column": self.column},
+                "checks": [{"code": c.code, "causes": list(c.causes)} for c in self.checks]}
+
+
+def undecided_launches(result: Result, display_path: str) -> list[UndecidedLaunch]:
+    """The launches of a checked file that left knowledge-base checks undecided, in the file's
+    order, each with the checks the file's rule selection keeps."""
+    if not result.undecided:
+        return []
+    sels = selections(result.options) if result.options is not None else []
+    out = []
+    for record in result.undecided.values():
+        checks = tuple(c for c in record.checks() if selected(c.code, sels))
+        if not checks:
+            continue
+        path, doc, start = display_path, result.document, record.at or 0
+        if record.launch is not None:
+            span = record.launch.span
+            start = span.start
+            if span.path is not None and span.path in result.documents:
+                path, doc = span.path, result.documents[span.path]
+        line, column = doc.byte_to_linecol(start)
+        out.append(UndecidedLaunch(path, line, column, checks))
+    out.sort(key=lambda u: (u.line, u.column))
+    return out
+
+
+def undecided_summary(launches: list[UndecidedLaunch]) -> str | None:
+    """One line: how many checks were left undecided, and why (``12 checks undecided: GPU
+    unknown — set --gpu or a directive.``); ``None`` when none was."""
+    total = 0
+    causes: collections.Counter[str] = collections.Counter()
+    for launch in launches:
+        for check in launch.checks:
+            total += 1
+            causes.update(check.causes)
+    if not total:
+        return None
+    parts = []
+    for cause, n in sorted(causes.items(), key=lambda kv: (-kv[1], list(CAUSES).index(kv[0]))):
+        label, remedy = CAUSES[cause]
+        parts.append(label + (f" ({n})" if len(causes) > 1 else "") + (f" — {remedy}" if remedy else ""))
+    return f"{total} check{'s' if total != 1 else ''} undecided: {'; '.join(parts)}."

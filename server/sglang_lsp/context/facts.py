@@ -167,10 +167,45 @@ class GpuClass(NamedTuple):
         return None
 
 
+    def candidate_profiles(self) -> tuple[GpuProfile, ...]:
+        """The profiles a launch on this class may run on, each as :func:`gpu_candidates` tries
+        it: without its memory when the class's memory is not one of theirs."""
+        return _candidate_profiles(self)
+
+
+@functools.lru_cache(maxsize=64)
+def _candidate_profiles(cls: GpuClass) -> tuple[GpuProfile, ...]:
+    cands = cls.candidates
+    if not cls.memory_known:
+        cands = tuple(GpuProfile(**{**{f: getattr(c, f) for f in GpuProfile._fields}, "memory_mib": None})
+                      for c in cands)
+    return cands
+
+
 def vendor_class(vendor: str) -> GpuClass:
     """Some GPU of ``vendor`` (``nvidia`` | ``amd``), not known which."""
     label = {"nvidia": "an NVIDIA GPU", "amd": "an AMD GPU"}.get(vendor, f"a {vendor} GPU")
     return GpuClass(label, tuple(p for p in _PROFILES if p.vendor == vendor), exhaustive=False)
+
+
+# The GPUs a launch whose GPU is not named may run on, in the order a rule is tried on them
+# (see sglang_lsp.checks.kb.evaluate): GPUs that differ most come first, so a rule whose answer
+# depends on the GPU is told undecided after two or three of them. "CPU" is not among them: it
+# is no GPU, and sglang takes it only with `--device cpu` or on a machine without one.
+ANY_GPU: tuple[GpuProfile, ...] = tuple(PROFILES[n] for n in (
+    "H100", "MI300X", "B200", "A100", "RTX_PRO_6000", "MI355X", "L40S", "B300", "GB200", "H200", "H20", "MI325X",
+    "GB300"))
+assert {p.name for p in ANY_GPU} == {p.name for p in _PROFILES if p.vendor != "cpu"}
+
+
+def gpu_candidates(gpu: GpuProfile | None, gpu_class: GpuClass | None) -> tuple[GpuProfile, ...]:
+    """The profiles a launch may run on: its GPU when named; a class's candidates when only the
+    class is known ("an AMD GPU": the AMD profiles); else every GPU profile (:data:`ANY_GPU`)."""
+    if gpu is not None:
+        return (gpu,)
+    if gpu_class is not None:
+        return gpu_class.candidate_profiles()
+    return ANY_GPU
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,12 +224,13 @@ class ModelFacts(Record):
     class, see :class:`~sglang_lsp.base.findings.Record`.)"""
 
     __slots__ = _fields = ("path", "architecture", "model_type", "is_moe", "is_mla", "num_experts", "dtype",
-                           "quant_method", "quant", "is_draft", "is_adapter", "dims", "quant_raw")
+                           "quant_method", "quant", "is_draft", "is_adapter", "dims", "quant_raw", "config")
 
     def __init__(self, path: str, architecture: str | None, model_type: str | None, is_moe: bool, is_mla: bool,
                  num_experts: int | None, dtype: str | None, quant_method: str | None,
                  quant: dict[str, Any] | None = None, is_draft: bool = False, is_adapter: bool = False,
-                 dims: dict[str, Any] | None = None, quant_raw: dict[str, Any] | None = None):
+                 dims: dict[str, Any] | None = None, quant_raw: dict[str, Any] | None = None,
+                 config: dict[str, Any] | None = None):
         self.path = path
         self.architecture = architecture
         self.model_type = model_type
@@ -208,6 +244,7 @@ class ModelFacts(Record):
         self.is_adapter = is_adapter  # a PEFT adapter directory (adapter_config.json), not a model
         self.dims = {} if dims is None else dims  # sizes: hidden_size, heads, context_length, …
         self.quant_raw = {} if quant_raw is None else quant_raw  # the quantization_config as written (for sglang's own detection)
+        self.config = {} if config is None else config  # config.json as written (sglang's model-specific resolution)
 
     def facts(self) -> dict[str, Any]:
         q = self.quant
@@ -418,6 +455,7 @@ def read_model_facts(directory: str) -> ModelFacts | None:
         is_mla=is_mla, num_experts=experts, dtype=dtype if isinstance(dtype, str) else None,
         quant_method=quant_method, quant=scheme, is_draft=is_draft, dims=dims,
         quant_raw=dict(qc) if isinstance(qc, dict) else {},
+        config=cfg,
     )
 
 

@@ -83,7 +83,7 @@ class Result:
                  documents: dict[str, Document] | None = None, errors: list[str] | None = None, tree: Any = None,
                  launch_parses: dict[int, ParsedArgs] | None = None, options: Options | None = None,
                  context: Any = None, directives: Any = None, scope: Any = None,
-                 launch_findings: dict[int, list[Finding]] | None = None):
+                 launch_findings: dict[int, list[Finding]] | None = None, undecided: dict[int, Any] | None = None):
         self.path = path
         self.document = document
         self.findings = findings
@@ -103,6 +103,9 @@ class Result:
         # variable scope (shell), and id(invocation) → the findings its own checks produced
         self.scope = scope
         self.launch_findings = {} if launch_findings is None else launch_findings
+        # id(invocation) (id(parse) for a --config mapping checked on its own) → the knowledge-base
+        # checks that launch left undecided (checks.kb.undecided.LaunchUndecided, worked out when asked)
+        self.undecided = {} if undecided is None else undecided
 
 
 def launch_parse(result: Result, inv: Invocation) -> ParsedArgs | None:

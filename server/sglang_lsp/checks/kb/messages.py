@@ -18,7 +18,7 @@ writes a description into a file.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from . import conditions
 from .effective import LaunchResolver
@@ -146,3 +146,69 @@ def _worded_around(text: str, unknown: set[str], r: LaunchResolver) -> str:
     text = re.sub(r"`\{([a-z]+\.\w+)\}`", lambda m: describe(m.group(1), r) if m.group(1) in unknown else m.group(0),
                   text)
     return _TEMPLATE.sub(lambda m: describe(m.group(1), r) if m.group(1) in unknown else m.group(0), text)
+
+
+def render_on_gpus(text: str, r: LaunchResolver, on_gpus: Callable[[], Sequence[LaunchResolver]]) -> str:
+    """``text`` for a launch whose GPU is not named exactly (``r``), of a rule that holds on every
+    GPU it may run on (``on_gpus()``: the launch on each of them). A ``gpu.*`` or ``effective.*``
+    name unknown for the launch is shown as it is on those GPUs: the value they agree on, else
+    the values one after the other (``80, 89 or 90``), and the GPU's name as "any GPU". Every
+    other name is rendered by :func:`render`."""
+    resolvers: list[Sequence[LaunchResolver]] = []
+
+    def sub(m: re.Match) -> str:
+        name = m.group(1)
+        if name.startswith(("gpu.", "effective.")):
+            try:
+                if _value(name, r) is UNKNOWN:
+                    if not resolvers:
+                        resolvers.append(on_gpus())
+                    shown = _on_each(name, resolvers[0])
+                    if shown is not None:
+                        return shown
+            except conditions.ConditionError:
+                pass
+        return m.group(0)
+
+    # what the GPUs agree on filled in first; what is still unknown is then worded around
+    return render(_TEMPLATE.sub(sub, text), r)
+
+
+def render_value_on_gpus(text: str, r: LaunchResolver, on_gpus: Callable[[], Sequence[LaunchResolver]]) -> str | None:
+    """:func:`render_value` for a launch whose GPU is not named exactly: a ``gpu.*`` or
+    ``effective.*`` name unknown for the launch takes the value every GPU it may run on agrees
+    on; ``None`` when they differ (a fix writes one value or none)."""
+    resolvers: list[Sequence[LaunchResolver]] = []
+
+    def sub(m: re.Match) -> str:
+        name = m.group(1)
+        if name.startswith(("gpu.", "effective.")):
+            try:
+                if _value(name, r) is UNKNOWN:
+                    if not resolvers:
+                        resolvers.append(on_gpus())
+                    shown = {_show(each.value(name)) if each.value(name) is not UNKNOWN else None for each in resolvers[0]}
+                    if len(shown) == 1 and None not in shown:
+                        return shown.pop()
+            except conditions.ConditionError:
+                pass
+        return m.group(0)
+
+    return render_value(_TEMPLATE.sub(sub, text), r)
+
+
+def _on_each(name: str, resolvers: Sequence[LaunchResolver]) -> str | None:
+    shown: list[str] = []
+    for each in resolvers:
+        v = each.value(name)
+        if v is UNKNOWN:
+            return None
+        if _show(v) not in shown:
+            shown.append(_show(v))
+    if not shown:
+        return None
+    if len(shown) == 1:
+        return shown[0]
+    if name == "gpu.name":
+        return "any GPU"
+    return ", ".join(shown[:-1]) + " or " + shown[-1]

@@ -687,6 +687,9 @@ class _Reuse:
             self.kept[id(old)] = (old, inv, new_parsed)
         result.findings += moved
         result.launch_findings[id(inv)] = moved
+        undecided = self.previous.undecided.get(id(old))
+        if undecided is not None:
+            result.undecided[id(inv)] = undecided.moved(inv)
         return True
 
     def _sees_the_same(self, old: Invocation, inv: Invocation, mark: int) -> bool:

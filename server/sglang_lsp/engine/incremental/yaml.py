@@ -33,7 +33,8 @@ What one document reads of another, and what makes an edit a full check here:
   document);
 * compose ``services:`` (bind mounts, one document), templates (``{{ … }}``, masked before
   parsing), ``sglang-lsp:`` comments (directives, suppressions), merge-conflict markers, a tree
-  with syntax errors (before or after the edit), a ``--config`` file read from disk, an internal
+  with syntax errors (before or after the edit; also one read through PyYAML's view, see
+  :mod:`sglang_lsp.extract.yaml.consumer`), a ``--config`` file read from disk, an internal
   error, and findings of a launch placed outside its own document (and the ConfigMap configs).
 
 What an edit costs besides: tree-sitter-yaml re-parses an edit that keeps the line count in about
@@ -129,7 +130,8 @@ def _state_of(result: Result) -> YamlState | None:
     doc = result.document
     ex = doc.derived.get("yaml_extractor")
     if ex is None or result.errors or result.documents or ex.templates \
-            or ex.tree.root_node.has_error or any(m in doc.data for m in _WHOLE_FILE) or _compose(doc.data):
+            or ex.tree.root_node.has_error or ex.consumer is not None or any(m in doc.data for m in _WHOLE_FILE) \
+            or _compose(doc.data):
         return None
     held = _held_configs(result, ex)
     if held is None:
@@ -335,6 +337,9 @@ class _Reused:
         self.values: tuple[list[Value], list[Value]] = ([], [])  # the launches' inferred context values
         self.launch_parses: dict[int, ParsedArgs] = {}
         self.launch_findings: dict[int, list[Finding]] = {}
+        # id(launch) → its undecided knowledge-base checks (those of the held ConfigMap configs
+        # checked on their own are not carried: a check from scratch lists them)
+        self.undecided: dict[int, Any] = {}
         self.configs: list[HeldConfig] = []  # the ConfigMap configs (none in the changed stretch), moved
 
 
@@ -357,6 +362,7 @@ def _reused(previous: Result, state: YamlState, shifter: YamlShifter) -> _Reused
         if side == _INSIDE:
             continue
         parsed = previous.launch_parses.get(id(inv))
+        undecided = previous.undecided.get(id(inv))
         if shifter.delta and (side == _AFTER or held):
             # (a launch's findings and parse may lie partly in a ConfigMap config, on either side)
             if side == _AFTER:
@@ -371,6 +377,8 @@ def _reused(previous: Result, state: YamlState, shifter: YamlShifter) -> _Reused
             out.launch_parses[id(inv)] = parsed
         if own is not None:
             out.launch_findings[id(inv)] = list(own)
+        if undecided is not None:
+            out.undecided[id(inv)] = undecided.moved(inv)
     for v in previous.context.values if previous.context is not None else ():
         if v.scope is None:
             continue  # the file's and the settings' values: read again (file_context.begin)
@@ -451,6 +459,7 @@ def _assemble(doc: Document, options: Options, tree: Any, start: int, stop: int,
                           *before[nb:], *scan.invocations[containers:], *after[na:]]
     result.launch_parses = {**reused.launch_parses, **part.launch_parses}
     result.launch_findings = {**reused.launch_findings, **part.launch_findings}
+    result.undecided = {**reused.undecided, **part.undecided}
     held = sorted([*reused.configs, *configs], key=lambda h: h.span.start)  # (a full check's order: the file's)
     result.parsed = [*(h.parsed for h in held),
                      *(result.launch_parses[id(inv)] for inv in result.invocations if id(inv) in result.launch_parses)]
