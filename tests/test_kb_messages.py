@@ -13,9 +13,9 @@ from sglang_lsp.base.invocation import Word
 from sglang_lsp.catalog.argv import resolve
 from sglang_lsp.catalog.catalog import load_catalog
 from sglang_lsp.checks.kb.effective import LaunchResolver
-from sglang_lsp.checks.kb.messages import render, render_value
+from sglang_lsp.checks.kb.messages import render, render_on_gpus, render_value, render_value_on_gpus
 from sglang_lsp.checks.kb.rule import kb_rules
-from sglang_lsp.context.facts import Context, gpu_profile
+from sglang_lsp.context.facts import PROFILES, Context, gpu_profile
 from sglang_lsp.engine.check import check
 
 CAT = load_catalog(None)
@@ -50,6 +50,26 @@ def test_no_placeholder_leaks_with_unknown_facts(rule, make):
         shown = render(text, r)
         assert not leaks(shown), f"{rule.code}: {shown!r}"
         assert "  " not in shown and not shown.startswith(" ") and " ;" not in shown, f"{rule.code}: {shown!r}"
+
+
+@pytest.mark.parametrize("gpus", [("H100",), ("H100", "MI300X", "L40S"), tuple(sorted(PROFILES))],
+                         ids=["one", "mixed", "every"])
+@pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
+def test_no_placeholder_leaks_on_gpus_the_launch_may_run_on(rule, gpus):
+    """A launch whose GPU is not named, of a rule that holds on every GPU it may run on: what
+    those GPUs agree on is shown, what differs is listed, the rest is worded around; a fix's
+    value is one agreed value or no fix."""
+    base = resolver(["--model-path", "m"])
+    on_gpus = lambda: [resolver(["--model-path", "m"], gpu=g) for g in gpus]  # noqa: E731
+    for text in texts(rule):
+        shown = render_on_gpus(text, base, on_gpus)
+        assert not leaks(shown), f"{rule.code}: {shown!r}"
+        assert "  " not in shown and not shown.startswith(" ") and " ;" not in shown, f"{rule.code}: {shown!r}"
+    for fx in rule.fixes:
+        value = fx.get("value")
+        if isinstance(value, str) and "{" in value:
+            rendered = render_value_on_gpus(value, base, on_gpus)
+            assert rendered is None or not leaks(rendered) and " or " not in rendered, (rule.code, rendered)
 
 
 def test_the_flag_gives_the_value_the_checkpoint_cannot():
