@@ -348,6 +348,20 @@ def test_files_a_directory_walk_finds(tmp_path, kind):
     assert "noext" not in proc.stderr
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_files_a_directory_walk_finds_for_resolve(tmp_path, kind):
+    """`sglang-lsp resolve DIR` reads the files it finds as `check` does: a planted one is named
+    with the reason (exit 2), the others are resolved."""
+    (tmp_path / "good.sh").write_text(LAUNCH)
+    plant(tmp_path / "bad.sh", kind)
+    proc = cli(tmp_path, "resolve", ".")
+    assert "good.sh:1:" in proc.stdout, proc.stderr
+    if kind == "directory":
+        return
+    assert proc.returncode == 2
+    assert "bad.sh: " in proc.stderr and says_why(kind, proc.stderr)
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_directory_walk_runs_nothing_a_repository_configures(tmp_path):
     """`check DIR` lists files with `git ls-files`; a repository's `.git/config` can name a
