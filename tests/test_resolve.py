@@ -267,6 +267,30 @@ def test_memory_plan_hook(workdir, capsys, monkeypatch):
     assert seen == [launch["args"]["mem_fraction_static"]["value"]]
 
 
+def test_memory_fraction_is_public_for_the_memory_plan(workdir):
+    """``memory_fraction`` (the one field the memory plan starts from) gives what ``resolve``
+    shows: sglang's pick for the GPU (0.83 for Llama-3-8B on one H100, as sglang 0.5.23 resolves
+    it in the labelled oracle case g1401-02017), the flag's value when written, None when the
+    GPU is not known."""
+    from sglang_lsp.checks.kb.resolution import memory_fraction, resolve_field
+
+    def launch(text: str, gpu: str | None):
+        doc = Document(text, path=str(workdir / "run.sh"))
+        _, (resolved,) = engine_resolve.resolve_document(doc, Options(gpu=gpu))
+        return resolved
+
+    picked = launch(f"python -m sglang.launch_server --model-path {LLAMA}\n", "H100")
+    m = memory_fraction(picked.resolver)
+    assert (m.value, m.source) == (0.83, "sglang")
+    assert (m.value, m.source) == (picked.resolution.args["mem_fraction_static"].value,
+                                   picked.resolution.args["mem_fraction_static"].source)
+    written = launch(f"python -m sglang.launch_server --model-path {LLAMA} --mem-fraction-static 0.7\n", "H100")
+    assert (memory_fraction(written.resolver).value, memory_fraction(written.resolver).source) == (0.7, "flag")
+    assert resolve_field(written.resolver, "tp_size").value == 1
+    unknown_gpu = launch(f"python -m sglang.launch_server --model-path {LLAMA}\n", None)
+    assert memory_fraction(unknown_gpu.resolver) is None
+
+
 def test_bad_input_is_a_usage_error(workdir, capsys):
     (workdir / "run.sh").write_text(f"python -m sglang.launch_server --model-path {LLAMA}\n", encoding="utf-8")
     code, _, err = run(capsys, "resolve", "--gpu", "Z999", "run.sh")

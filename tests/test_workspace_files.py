@@ -395,6 +395,7 @@ OTHER_READS = {
     ("kb", "INDEX_PATH.open"): "the knowledge-base index bundled with the package",
     ("kb.importer", "Path(path).read_text"): "`kb import PATH`: a dataset the user names",
     ("engine.check", "_DIFFUSION_FLAGS_PATH.read_text"): "data bundled with the package",
+    ("catalog.dialects", "_DYNAMO_FLAGS.read_text"): "data bundled with the package",
     ("rules", "self.doc_path.read_text"): "rule documentation bundled with the package",
     ("base.queries", "path.read_text"): "tree-sitter queries bundled with the package",
     ("cli.writing", "os.fdopen(fd"): "`check --fix` writing its temporary file (a file of ours)",

@@ -328,6 +328,8 @@ def unknown_option_finding(cat: Catalog, c: Classified) -> Finding:
     return finding("SGL001", msg, span, flag=flag, sglang_error=error, fixes=fixes)
 
 
+
+
 def _flag_rename_fixes(word: Word, span: Span, target: str) -> list[Fix]:
     """Rename a flag in place: the shell word, or the key of a ``--config`` YAML file."""
     if word.origin in REWRITABLE_ORIGINS:

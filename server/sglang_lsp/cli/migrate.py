@@ -99,10 +99,85 @@ def is_migration(f: Finding, source: str | None, data: bytes) -> bool:
     return True
 
 
+class Migrated:
+    """What migrating one file gave: migrations found, applied, left; files that failed."""
+
+    __slots__ = ("found", "applied", "remaining", "problems")
+
+    def __init__(self, found: int = 0, applied: int = 0, remaining: int = 0, problems: int = 0):
+        self.found = found
+        self.applied = applied
+        self.remaining = remaining
+        self.problems = problems
+
+
+_WARM_SCRIPT = "python -m sglang.launch_server --model-path m --tp 2\n"
+
+
+class MigrateFile:
+    """Migrate one file (print its migrations, diff or write it): the per-file step of
+    :func:`run_migrate`, run in this process or in a worker of ``cli/parallel.py``."""
+
+    def __init__(self, args: argparse.Namespace, options: Options, target: str):
+        self.args = args
+        self.options = options
+        self.target = target
+
+    def __call__(self, path: str) -> Migrated:
+        from .writing import WriteError, encode_like, read_snapshot, unified_diff, write_bytes
+
+        args, options, target = self.args, self.options, self.target
+        try:
+            snap = read_snapshot(path)
+        except WriteError as exc:
+            print(f"sglang-lsp: error: {exc}", file=sys.stderr)
+            return Migrated(problems=1)
+        text = decode(snap.data)
+        language = detect_language(path, text)
+        if language is None:
+            return Migrated()
+        doc = Document(text, path, language)
+        result = check_document(doc, options)
+        source = source_release(args.from_version, text, result)
+        data = doc.data
+        found = [f for f in result.findings if is_migration(f, source.release, data)]
+        if not found:
+            return Migrated()
+        since = f"from {source.release} ({source.how})" if source.release else "from an unknown release"
+        # the report is the command's output (standard output, before the file's diff; also with
+        # -q, which drops only the closing count on standard error, as `check`'s summary)
+        print(f"{path}: {len(found)} migration{'s' if len(found) != 1 else ''} {since} to {target}")
+        for f in found:
+            where_doc = result.documents.get(f.span.path, doc) if f.span.path else doc
+            line, col = where_doc.byte_to_linecol(f.span.start)
+            fix = next((x for x in f.fixes), None)
+            how = f" [{fix.applicability.value}: {fix.title}]" if fix else " [no fix]"
+            if f.span.path is not None:
+                how += " (in a --config file: not rewritten from here)"
+            print(f"  {f.span.path or path}:{line}:{col}: {f.code} {f.message}{how}")
+        sys.stdout.flush()
+        outcome = fix_document(doc, options, unsafe=args.unsafe_fixes,
+                               keep=lambda f, rel=source.release, d=data: is_migration(f, rel, d))
+        for r in outcome.rejected:
+            print(f"sglang-lsp: {path}: fix not applied: {r.title} ({r.code}): {r.reason}", file=sys.stderr)
+        left = [f for f in outcome.result.findings if is_migration(f, source.release, outcome.result.document.data)]
+        if not outcome.changed:
+            return Migrated(found=len(found), remaining=len(left))
+        new = encode_like(outcome.text, snap)
+        if not args.fix:
+            sys.stdout.buffer.write(unified_diff(snap.data, new, path).encode("utf-8", "surrogateescape"))
+            sys.stdout.flush()
+            return Migrated(found=len(found), remaining=len(found))
+        try:
+            write_bytes(snap, new)
+        except WriteError as exc:
+            print(f"sglang-lsp: error: {exc}", file=sys.stderr)
+            return Migrated(found=len(found), problems=1)
+        return Migrated(found=len(found), applied=len(outcome.applied), remaining=len(left))
+
+
 def run_migrate(args: argparse.Namespace) -> int:
     from .files import is_candidate, walk
-    from .writing import unified_diff
-    from .writing import WriteError, encode_like, read_snapshot, write_bytes
 
     target = catalog_for(args.to).sglang_version
     if args.from_version:
@@ -120,60 +195,15 @@ def run_migrate(args: argparse.Namespace) -> int:
             print(f"sglang-lsp: error: {given}: no such file or directory", file=sys.stderr)
             problems += 1
     total = remaining = applied = 0
-    for path in paths:
-        try:
-            snap = read_snapshot(path)
-        except WriteError as exc:
-            print(f"sglang-lsp: error: {exc}", file=sys.stderr)
-            problems += 1
-            continue
-        text = decode(snap.data)
-        language = detect_language(path, text)
-        if language is None:
-            continue
-        doc = Document(text, path, language)
-        result = check_document(doc, options)
-        source = source_release(args.from_version, text, result)
-        data = doc.data
-        found = [f for f in result.findings if is_migration(f, source.release, data)]
-        if not found:
-            continue
-        total += len(found)
-        # the report is the command's output (standard output, before the file's diff); the
-        # closing count goes to standard error, as `check`'s summary does
-        since = f"from {source.release} ({source.how})" if source.release else "from an unknown release"
-        print(f"{path}: {len(found)} migration{'s' if len(found) != 1 else ''} {since} to {target}")
-        for f in found:
-            where_doc = result.documents.get(f.span.path, doc) if f.span.path else doc
-            line, col = where_doc.byte_to_linecol(f.span.start)
-            fix = next((x for x in f.fixes), None)
-            how = f" [{fix.applicability.value}: {fix.title}]" if fix else " [no fix]"
-            if f.span.path is not None:
-                how += " (in a --config file: not rewritten from here)"
-            print(f"  {f.span.path or path}:{line}:{col}: {f.code} {f.message}{how}")
-        sys.stdout.flush()
-        outcome = fix_document(doc, options, unsafe=args.unsafe_fixes,
-                               keep=lambda f, rel=source.release, d=data: is_migration(f, rel, d))
-        for r in outcome.rejected:
-            print(f"sglang-lsp: {path}: fix not applied: {r.title} ({r.code}): {r.reason}", file=sys.stderr)
-        left = [f for f in outcome.result.findings if is_migration(f, source.release, outcome.result.document.data)]
-        if not outcome.changed:
-            remaining += len(left)
-            continue
-        new = encode_like(outcome.text, snap)
-        if not args.fix:
-            sys.stdout.buffer.write(unified_diff(snap.data, new, path).encode("utf-8", "surrogateescape"))
-            sys.stdout.flush()
-            remaining += len(found)
-            continue
-        try:
-            write_bytes(snap, new)
-        except WriteError as exc:
-            print(f"sglang-lsp: error: {exc}", file=sys.stderr)
-            problems += 1
-            continue
-        applied += len(outcome.applied)
-        remaining += len(left)
+    from . import parallel
+
+    jobs = parallel.job_count(getattr(args, "jobs", None), len(paths))
+    for done in parallel.map_in_order(MigrateFile(args, options, target), paths, jobs,
+                                      prepare=lambda: check_document(Document(_WARM_SCRIPT, None, "shell"), options)):
+        total += done.found
+        remaining += done.remaining
+        applied += done.applied
+        problems += done.problems
     if not args.quiet:
         if args.fix:
             print(f"Applied {applied} migration fix{'es' if applied != 1 else ''}; {remaining} migration"

@@ -2,7 +2,7 @@
 
 Each rule has a stable code, a name that names the bad pattern, a default severity and its
 documentation in ``rules/docs/<CODE>.md`` with fixed sections. Catalog checks (``SGL0xx``) are
-emitted by the modules each rule's ``emitted_by`` names; knowledge-base rules (``SGL1xx``) are data
+emitted by the modules each rule's ``emitted_by`` names; knowledge-base rules (``SGL1xx``–``SGL2xx``) are data
 (``kb/rules/*.json``) evaluated by :mod:`sglang_lsp.checks.kb.evaluate`.
 """
 

@@ -347,4 +347,31 @@ EFFECTIVE: dict[str, Callable[["LaunchResolver"], Any]] = {
     # the `quantization` server argument (`effective.quantization` is the checkpoint's method
     # after ModelConfig's matching)
     "server_quantization": lambda r: r.pipeline().final("quantization"),
+    # per-rank token budgets of the MoE all-to-all backends (effective_budgets.py)
+    "prefill_buffer_tokens": lambda r: _budget("prefill_buffer_tokens", r),
+    "decode_graph_tokens_per_rank": lambda r: _budget("decode_graph_tokens_per_rank", r),
+    "deepep_v2_prefill_tokens_per_rank": lambda r: _budget("deepep_v2_prefill_tokens_per_rank", r),
+    "pplx_dispatch_tokens_per_rank": lambda r: _budget("pplx_dispatch_tokens_per_rank", r),
+    "mega_moe_needs_token_budget": lambda r: _budget("mega_moe_needs_token_budget", r),
+    "mega_moe_decode_tokens_per_rank": lambda r: _budget("mega_moe_decode_tokens_per_rank", r),
+    "mega_moe_prefill_tokens_per_rank": lambda r: _budget("mega_moe_prefill_tokens_per_rank", r),
+    "attn_tp_size": lambda r: _budget("attn_tp_size", r),
+    "tlru_threshold": lambda r: _budget("tlru_threshold", r),
+    "tlru_next_prompt_estimate": lambda r: _budget("tlru_next_prompt_estimate", r),
+    "expert_pack_path": lambda r: _budget("expert_pack_path", r),
+    # the MoE runner the layers build and whether it has a fused kernel (effective_moe_layer.py)
+    "moe_layer_runner": lambda r: _moe_layer("moe_layer_runner", r),
+    "moe_runner_lacks_fused_kernel": lambda r: _moe_layer("moe_runner_lacks_fused_kernel", r),
 }
+
+
+def _budget(name: str, r: "LaunchResolver") -> Any:
+    from . import effective_budgets
+
+    return getattr(effective_budgets, name)(r)
+
+
+def _moe_layer(name: str, r: "LaunchResolver") -> Any:
+    from . import effective_moe_layer
+
+    return getattr(effective_moe_layer, name)(r)
