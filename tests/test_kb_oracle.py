@@ -133,7 +133,10 @@ def test_every_rule_is_exercised_by_the_corpus(verdicts, fresh_verdicts):
     from sglang_lsp.checks.kb.rule import kb_rules
 
     summaries = [s for s, _ in _all(verdicts, fresh_verdicts)]
-    unlabelled = [r.code for r in kb_rules() if not any(s.per_rule.get(r.code, [0, 0, 0])[0] for s in summaries)]
+    # the memory rules (stage "load") fail after the stage this oracle stops at: they are labelled
+    # by the memory oracle (tests/data/memory_cases.jsonl, tests/test_memory_diagnostics.py)
+    unlabelled = [r.code for r in kb_rules()
+                  if r.stage != "load" and not any(s.per_rule.get(r.code, [0, 0, 0])[0] for s in summaries)]
     assert not unlabelled, f"rules without a labelled rejection in the corpus: {unlabelled}"
 
 

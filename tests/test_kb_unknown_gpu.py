@@ -164,10 +164,11 @@ def test_the_summary_counts_the_undecided_checks(scripts, capsys):
     assert err.splitlines() == ["Checked 1 file: no problems."]
     _, _, err = run(capsys, "check", "marlin.sh", "hub.sh")
     summary = err.splitlines()[-1]
-    # hub.sh: 12 rules need the model (SGL195/196 its dimensions, SGL181 its quantization), 9 of
-    # them read values sglang resolves differently per GPU; marlin.sh: SGL106, SGL107
-    assert summary.startswith("14 checks undecided: ")
-    assert "model unknown (12) — a local --model-path, or a `model=` directive" in summary
+    # hub.sh: 15 rules need the model (SGL195/196 its dimensions, SGL181 its quantization,
+    # SGL220-222 its size), 9 of them read values sglang resolves differently per GPU; marlin.sh:
+    # SGL106, SGL107
+    assert summary.startswith("17 checks undecided: ")
+    assert "model unknown (15) — a local --model-path, or a `model=` directive" in summary
     assert "GPU unknown (11) — set --gpu or a directive" in summary
     _, _, err = run(capsys, "check", "--quiet", "marlin.sh")
     assert err == ""

@@ -54,7 +54,18 @@ def test_json_contract(workdir, capsys):
     assert launch["start"] == {"line": 3, "column": 1}
     assert launch["end"] == {"line": 4, "column": 14}
     assert launch["sglang_version"] == "0.5.23" and launch["gpu"] == "H100"
-    assert launch["memory"] == {}
+    # the memory plan (issue 22): Llama-3-8B BF16 over two H100s, weights as sglang's meta-device
+    # model holds them (tests/data/memory_agreement.md), KV bytes as sglang sizes them
+    memory = launch["memory"]
+    assert set(memory) == {"gpu_memory_bytes", "weights_bytes_per_gpu", "kv_cache_bytes_per_token",
+                           "kv_cache_tokens", "max_running_requests", "how"}
+    assert memory["gpu_memory_bytes"] == 81559 << 20
+    assert memory["weights_bytes_per_gpu"] == 8_034_721_792
+    assert memory["kv_cache_bytes_per_token"] == 65_536
+    assert memory["kv_cache_tokens"] > 0 and memory["max_running_requests"] > 0
+    assert memory["how"] == {"gpu_memory_bytes": "exact", "weights_bytes_per_gpu": "estimated",
+                             "kv_cache_bytes_per_token": "exact", "kv_cache_tokens": "estimated",
+                             "max_running_requests": "estimated"}
     args = launch["args"]
     # every ServerArgs field is either given or listed as unknown, never both
     assert set(args).isdisjoint(launch["unknown"])

@@ -335,7 +335,21 @@ def _eff_quantization_min_sm(r: "LaunchResolver") -> Any:
     return QUANT_MIN_SM.get(q) if q is not None else None
 
 
+def _memory(name: str) -> Callable[["LaunchResolver"], Any]:
+    """``effective.memory_<name>``: the memory plan of the launch (memory_fit.py)."""
+    def value(r: "LaunchResolver") -> Any:
+        from . import memory_fit
+
+        return memory_fit.effective_value(name, r)
+    return value
+
+
 EFFECTIVE: dict[str, Callable[["LaunchResolver"], Any]] = {
+    # will the model fit (memory_fit.py: memory_fit.NAMES)
+    **{f"memory_{name}": _memory(name) for name in (
+        "plan", "weights_exceed_gpu_memory", "weights_exceed_static_budget", "kv_short_of_context",
+        "suggested_mem_fraction_static", "fitting_tp_size", "weights_text", "gpu_gib", "static_budget_gib",
+        "kv_tokens_text", "context_length", "advice")},
     "quantization_min_sm": _eff_quantization_min_sm,
     "moe_tp_size": _eff_moe_tp_size,
     "quantization": _eff_quantization,
