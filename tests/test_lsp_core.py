@@ -233,7 +233,8 @@ def test_explain_error_details():
     assert m["code"] == "SGL003" and m["option"]["name"] == "--tp-size" and m["url"].endswith("SGL003.md")
     assert explain("unrecognized arguments: true", cat)["matches"][0]["code"] == "SGL005"
     assert explain("unrecognized arguments: --tokenizer_mode auto", cat)["matches"][0]["code"] == "SGL010"
-    assert explain("RuntimeError: CUDA error: out of memory", cat)["matches"] == []
+    oom = explain("RuntimeError: CUDA error: out of memory", cat)
+    assert oom["matches"] == [] and [n["id"] for n in oom["notes"]] == ["gpu-out-of-memory"]  # no rule: a note
 
 
 # --- fixes ------------------------------------------------------------------------------------

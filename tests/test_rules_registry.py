@@ -204,7 +204,9 @@ def test_doc_good_example_is_clean(code, tmp_path):
 
 def test_not_checked_examples_stay_rare():
     skipped = [c for c in CODES if _example(c)[2]]
-    assert len(skipped) <= 2, f"too many docs with unchecked examples: {skipped}"
+    # (SGL070 and SGL071 are about what a file is, not what it says: bytes a Markdown block
+    # cannot hold, FIFOs, links to devices; their fixtures hold such files)
+    assert len(skipped) <= 3, f"too many docs with unchecked examples: {skipped}"
 
 
 # --- which module emits each code, and the safety of its fixes ---------------------------------

@@ -286,8 +286,11 @@ def test_migrate_proposes_a_diff_and_writes_nothing(tmp_path, capsys):
     f.write_text(UPGRADE)
     code, out, err = run(capsys, "migrate", "--to", "0.5.23", str(f))
     assert code == 1
-    assert "+  --cuda-graph-max-bs-decode 256 \\" in out and "dsa" not in out  # unsafe: not proposed
-    assert "3 migrations from 0.5.4 (inferred from its flags)" in err
+    assert "+  --cuda-graph-max-bs-decode 256 \\" in out and "dsa" not in out.split("@@", 1)[1]  # unsafe: not proposed
+    # the report is the output (before the diff); the closing count is on standard error
+    assert "3 migrations from 0.5.4 (inferred from its flags)" in out
+    assert out.index("3 migrations from") < out.index("--- a/")
+    assert "3 migrations to sglang 0.5.23 in 1 file." in err and "SGL031" not in err
     assert f.read_text() == UPGRADE
     code, out, _ = run(capsys, "migrate", "--to", "0.5.23", "--unsafe-fixes", str(f))
     assert "+  --dsa-decode-backend flashmla_kv \\" in out
@@ -307,11 +310,12 @@ def test_migrate_fix_applies_safe_then_unsafe(tmp_path, capsys):
 def test_migrate_from_filters_what_was_already_wrong(tmp_path, capsys):
     f = tmp_path / "a.sh"
     f.write_text(UPGRADE)
-    _, _, err = run(capsys, "migrate", "--to", "0.5.23", "--from", "0.5.13", str(f))
-    assert "2 migrations from 0.5.13 (--from)" in err and "--enable-ep-moe" not in err
+    _, out, _ = run(capsys, "migrate", "--to", "0.5.23", "--from", "0.5.13", str(f))
+    report = out.split("--- a/", 1)[0]
+    assert "2 migrations from 0.5.13 (--from)" in report and "--enable-ep-moe" not in report
     f.write_text("# sglang-lsp: sglang=0.5.13\n" + UPGRADE)
-    _, _, err = run(capsys, "migrate", "--to", "0.5.23", str(f))
-    assert "2 migrations from 0.5.13 (declared in the file)" in err
+    _, out, _ = run(capsys, "migrate", "--to", "0.5.23", str(f))
+    assert "2 migrations from 0.5.13 (declared in the file)" in out
 
 
 def test_migrate_clean_file_and_bad_versions(tmp_path, capsys):
@@ -508,8 +512,8 @@ def test_migrate_reports_config_file_keys_without_rewriting_them(tmp_path, capsy
     script = tmp_path / "run.sh"
     script.write_text("python -m sglang.launch_server --config cfg.yaml\n")
     code, out, err = run(capsys, "migrate", "--to", "0.5.23", "--fix", str(script))
-    assert code == 1 and "cfg.yaml:2:1: SGL031" in err and "not rewritten from here" in err
-    assert "from 0.5.19 (inferred from its flags)" in err  # the config's flags count for the source
+    assert code == 1 and "cfg.yaml:2:1: SGL031" in out and "not rewritten from here" in out
+    assert "from 0.5.19 (inferred from its flags)" in out  # the config's flags count for the source
     assert (tmp_path / "cfg.yaml").read_text() == "model-path: m\ncuda-graph-max-bs: 256\n"
 
 

@@ -1,6 +1,7 @@
 // "Explain an sglang error message": a line of sglang's output goes to the server's
-// `sglang-lsp.explainError` command (server/sglang_lsp/lsp/features/explain.py); the rules that
-// catch that mistake before launch are shown as a read-only Markdown document.
+// `sglang-lsp.explainError` command (server/sglang_lsp/checks/explain.py, which `sglang-lsp
+// explain` runs too); the rules that catch that mistake before launch, or a note on a start-up
+// failure no rule predicts, are shown as a read-only Markdown document.
 
 import * as vscode from 'vscode';
 
@@ -30,11 +31,20 @@ interface Match {
   option?: OptionJson | null;
   kbId?: string | null;
   record?: Record<string, unknown>;
+  says?: string[];
+}
+
+interface Note {
+  id: string;
+  title: string;
+  what: string;
+  flags: string[];
 }
 
 export interface Explanation {
   line: string;
   matches: Match[];
+  notes?: Note[];
 }
 
 function text(value: unknown): string {
@@ -44,14 +54,23 @@ function text(value: unknown): string {
 /** Markdown of an explanation (exported for the unit test). */
 export function render(result: Explanation): string {
   const out: string[] = ['# sglang-lsp: what this message means', '', '```text', result.line, '```', ''];
+  const notes = result.notes ?? [];
+  for (const note of notes) {
+    out.push(`## ${note.title}`, '', note.what, '', `Flags to look at: ${note.flags.map((f) => `\`${f}\``).join(', ')}`, '');
+  }
   if (!result.matches.length) {
-    out.push('No rule of sglang-lsp matches this message.');
+    if (!notes.length) {
+      out.push('No rule of sglang-lsp matches this message.');
+    }
     return out.join('\n');
   }
   result.matches.forEach((m, i) => {
     out.push(`## ${i === 0 ? '' : 'Also possible: '}${m.code} ${m.name} (${m.severity})`, '', m.summary, '');
     if (m.flag) {
       out.push(`Flag: \`${m.flag}\``);
+    }
+    for (const said of m.says ?? []) {
+      out.push('', `sglang-lsp says: ${said}`);
     }
     if (m.option) {
       const o = m.option;

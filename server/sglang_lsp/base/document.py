@@ -20,6 +20,28 @@ from .findings import Record
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 
 
+# bytes no text file is made of: C0 controls but tab, line feed, vertical tab, form feed, carriage
+# return and escape (colour codes in a pasted log), and DEL
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\v\f\r\x1b") + b"\x7f"
+CONTROL_SHARE = 0.3  # a text of which more than this share is control bytes is not text
+
+
+def not_text(data: bytes) -> tuple[int, str] | None:
+    """Why ``data`` is no text to check, and where that shows first: it holds NUL bytes (no
+    script or YAML file does; tree-sitter-bash parses them in quadratic time), or more than
+    :data:`CONTROL_SHARE` of it is control bytes. ``None`` for text. Linear, a few passes of
+    C loops over the bytes, so it runs before any parse."""
+    first = data.find(b"\0")
+    if first >= 0:
+        n = data.count(b"\0")
+        return first, f"it holds {n:,} NUL byte{'s' if n != 1 else ''}"
+    controls = len(data) - len(data.translate(None, _CONTROL_BYTES))
+    if controls and controls > CONTROL_SHARE * len(data):
+        first = min(i for i in (data.find(bytes([b])) for b in _CONTROL_BYTES) if i >= 0)
+        return first, f"{controls:,} of its {len(data):,} bytes are control characters"
+    return None
+
+
 def decode(data: bytes) -> str:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]

@@ -53,6 +53,13 @@ class CharRun(Sequence):
         return f"CharRun({self.start}, {self.n})"
 
 
+# origins of words a fix may rewrite only where the text at the word's span is its characters
+# written out literally, which the engine checks against the file's text once it has it
+# (checks.argv_fixes.keep_literal_edits): `ARGS+=(--dtype bf16)` is rewritten in place,
+# `ARGS+=(--dtype "$DT"x)` is not
+CHECKED_AGAINST_TEXT = ("array", "variable")
+
+
 class Word(Record):
     """One argument of a launch: its text after shell or YAML evaluation (``None``: unknown),
     where it is written, and where each of its characters comes from. (A plain class, see
@@ -107,9 +114,10 @@ class Word(Record):
 
 
 # origins whose words are written as they are read (inside their quotes, if any): a flag name or a
-# choice replaces one in place (``array``: an element of a bash array's definition; ``list``: an
-# element of a JSON array or a Python list literal)
-IN_PLACE_ORIGINS = frozenset({"shell", "array", "yaml", "list"})
+# choice replaces one in place (``array``: an element of a bash array's definition; ``variable``:
+# a word of a variable's value; ``list``: an element of a JSON array or a Python list literal);
+# the first two only where :data:`CHECKED_AGAINST_TEXT` finds them written literally
+IN_PLACE_ORIGINS = frozenset({"shell", "array", "variable", "yaml", "list"})
 
 
 def replaceable(word: Word) -> bool:

@@ -385,7 +385,7 @@ def _convert_one(cat: Catalog, use: FlagUse, w: Word, sp: Span, findings: list[F
     if opt.choices is None or value in opt.choices:
         return True
     choices = [str(c) for c in opt.choices]
-    suggestion, safe, several = suggest_choice(str(w.text), choices)
+    suggestion, safe, several = suggest_choice(str(w.text), choices, opt.dest)
     shown = ", ".join(choices[:12]) + (" …" if len(choices) > 12 else "")
     fixes = []
     if suggestion is not None and (w.origin == "config" or replaceable(w)):

@@ -34,6 +34,15 @@ FOREIGN_FLAGS = {
     "--max-input-length": "--context-length",
 }
 
+# Switches of other servers that sglang does not have because it already behaves the way they ask
+# for: removing them keeps what the launch meant (the fix is safe). Flag → why, for the message.
+FOREIGN_SWITCHES_TO_DROP = {
+    # sglang's radix cache reuses prefixes unless --disable-radix-cache (server_args: default False)
+    "--enable-prefix-caching": "sglang caches prefixes by default (its radix cache)",
+    # sglang logs request contents only with --log-requests (default False)
+    "--disable-log-requests": "sglang does not log requests unless `--log-requests` is given",
+}
+
 
 def removal_span(words: list[Word], use: FlagUse) -> Span:
     """What to delete to remove ``use`` (flag and values) from a shell command: with the blank
@@ -82,13 +91,47 @@ def misspelt_or_retired(cat: Catalog, c: Classified, findings: list[Finding]) ->
         )
 
 
-def suggest_choice(value: str, choices: list[str]) -> tuple[str | None, bool, list[str]]:
-    """(suggestion, whether replacing is meaning-preserving, several candidates to name)."""
+# Values other servers and libraries use for what a flag's choices name differently (vLLM's
+# attention backends, Hugging Face's attn_implementation …): written with lower case and no
+# `-`, `_`, `.` or space, each with sglang's nearest choices, most general first. A spelling
+# variant (`flash-infer`, `FA3`) needs no entry: suggest_choice finds those by itself.
+_ATTENTION_ALIASES = {
+    # FlashAttention 2 (vLLM FLASH_ATTN, HF flash_attention_2): sglang runs FlashAttention 3/4
+    # (fa3 on Hopper), or its portable backends
+    "flashattn": ("fa3", "flashinfer", "triton"), "flashattention": ("fa3", "flashinfer", "triton"),
+    "flashattention2": ("fa3", "flashinfer", "triton"), "fa2": ("fa3", "flashinfer", "triton"),
+    "fa": ("fa3", "flashinfer", "triton"), "vllmflashattn": ("fa3", "flashinfer", "triton"),
+    "flashattn3": ("fa3",), "flashattention3": ("fa3",), "flashattn4": ("fa4",), "flashattention4": ("fa4",),
+    # PyTorch's scaled_dot_product_attention (HF "sdpa", vLLM TORCH_SDPA)
+    "sdpa": ("torch_native",), "torchsdpa": ("torch_native",), "torch": ("torch_native",),
+    "eager": ("torch_native",),
+    # vLLM XFORMERS / TRITON_ATTN: the portable kernels
+    "xformers": ("triton", "flashinfer"), "tritonattn": ("triton",),
+    # ROCm (vLLM ROCM_FLASH, ROCM_AITER_FA)
+    "rocmflash": ("aiter", "triton"), "rocmaiterfa": ("aiter",), "aiterfa": ("aiter",),
+    "flex": ("flex_attention",), "flexattn": ("flex_attention",),
+}
+CHOICE_ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
+    "attention_backend": _ATTENTION_ALIASES,
+    "prefill_attention_backend": _ATTENTION_ALIASES,
+    "decode_attention_backend": _ATTENTION_ALIASES,
+}
+
+
+def suggest_choice(value: str, choices: list[str], dest: str | None = None) -> tuple[str | None, bool, list[str]]:
+    """(suggestion, whether replacing is meaning-preserving, several candidates to name).
+    ``dest``: the flag's destination, whose :data:`CHOICE_ALIASES` are tried after the
+    spelling variants."""
     lowered = [c for c in choices if c.lower() == value.lower()]
     if lowered:
         return lowered[0], True, []
     def norm(x: str) -> str:
         return re.sub(r"[-_ .]", "", x.lower())
+    aliases = [c for c in CHOICE_ALIASES.get(dest or "", {}).get(norm(value), ()) if c in choices]
+    if len(aliases) == 1:
+        return aliases[0], False, []
+    if aliases:
+        return None, False, aliases
     same = [c for c in choices if norm(c) == norm(value)]
     if len(same) == 1:
         return same[0], False, []
@@ -271,6 +314,8 @@ def unknown_option_finding(cat: Catalog, c: Classified) -> Finding:
             fixes.append(replace_fix(f"Use `{target}`", span, target, Applicability.UNSAFE))
         else:
             msg = f"`{flag}` is a vLLM flag that sglang does not have"
+            if flag in FOREIGN_SWITCHES_TO_DROP:
+                msg += f"; {FOREIGN_SWITCHES_TO_DROP[flag]}, so it can go"
     else:
         guess = suggest_flag(cat, flag) if flag.startswith("-") else None
         if guess is None and flag.startswith("-") and not flag.startswith("--"):

@@ -14,6 +14,7 @@ workspace's ``.venv``); :func:`installed_version` falls back to asking the inter
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -21,6 +22,7 @@ import sys
 from pathlib import Path
 
 from .catalog import user_catalog_path
+from ..base import workspace_files
 from ..base.findings import CheckError
 
 EXTRACTOR = Path(__file__).resolve().parent / "extract_catalog.py"
@@ -32,15 +34,18 @@ _RUNNER = ("import runpy, sys; sys.path[:] = [p for p in sys.path if p]; "
 
 
 def _metadata_version(metadata: Path) -> str | None:
+    """The ``Version:`` header of a ``METADATA`` file, read through
+    :mod:`~sglang_lsp.base.workspace_files` (its head only; a FIFO or a device is not read, and
+    says so in the log), cached until the file changes: the language server asks on every check."""
     try:
-        with metadata.open(encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("Version:"):
-                    return line.split(":", 1)[1].strip() or None
-                if not line.strip():
-                    break
+        head = workspace_files.read_bytes(metadata, workspace_files.PACKAGE_METADATA)
     except OSError:
         return None
+    for line in head.decode("utf-8", "replace").splitlines():
+        if line.startswith("Version:"):
+            return line.split(":", 1)[1].strip() or None
+        if not line.strip():
+            break
     return None
 
 
@@ -49,15 +54,29 @@ def version_in_environment(python: str | os.PathLike) -> str | None:
     virtual environment's ``bin/python``), read from its ``sglang-*.dist-info/METADATA``; None
     when none is found. Runs nothing."""
     prefix = Path(python).parent.parent
-    patterns = ("lib/python*/site-packages/sglang-*.dist-info/METADATA",
-                "lib64/python*/site-packages/sglang-*.dist-info/METADATA",
-                "Lib/site-packages/sglang-*.dist-info/METADATA")
-    for pattern in patterns:
-        for metadata in sorted(prefix.glob(pattern)):
-            version = _metadata_version(metadata)
-            if version:
-                return version
+    for pattern in ("lib/python*/site-packages", "lib64/python*/site-packages", "Lib/site-packages"):
+        for site in sorted(prefix.glob(pattern)):
+            for metadata in _sglang_metadata(site):
+                version = _metadata_version(metadata)
+                if version:
+                    return version
     return None
+
+
+def _sglang_metadata(site: Path) -> tuple[Path, ...]:
+    """The ``sglang-*.dist-info/METADATA`` files of a site-packages directory, listed again only
+    when the directory changed (a package installed or removed): it may hold thousands of
+    entries, and the language server asks on every check."""
+    try:
+        stamp = os.stat(site).st_mtime_ns
+    except OSError:
+        return ()
+    return _listed_metadata(str(site), stamp)
+
+
+@functools.lru_cache(maxsize=16)
+def _listed_metadata(site: str, stamp: int) -> tuple[Path, ...]:
+    return tuple(sorted(Path(site).glob("sglang-*.dist-info/METADATA")))
 
 
 def workspace_python(root: str | os.PathLike) -> Path | None:

@@ -1,8 +1,8 @@
 """Checks across one deployment (SGL050–SGL061): a launch's flags against what the file around
 it says — GPUs given to the container, ports and probes, shared memory, and the other launches
 of a multi-node group (the leader and worker templates of a LeaderWorkerSet, the pods of a
-StatefulSet, the commands of one script); Compose interpolation of service variables (SGL060)
-and an image built for the other GPU vendor (SGL061).
+StatefulSet, the commands of one script); an image built for the other GPU vendor (SGL061).
+Compose interpolation of service variables (SGL060) is :mod:`.compose_env`.
 
 Every value on either side must be known from the file; a template, an expansion the file
 does not define or a flag an unknown word may set keeps the check quiet. Findings sit on the
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import os
 import re
 from typing import Any
 
@@ -97,7 +96,11 @@ def deployment_findings(doc: Document, result: Any, carried: dict[int, Launch] |
                     seen.add((f.code, f.span, f.message))
                     out.append(f)
         out += _multi_node(launches, getattr(result, "tree", None))
-        out += _compose_interpolations(launches, doc)
+        wheres = [launch.where for launch in launches]
+        if any(w is not None and w.kind == "compose" and w.interpolations for w in wheres):
+            from .compose_env import compose_interpolations  # (Compose files only: start-up time)
+
+            out += compose_interpolations(wheres, doc)
         out += _image_vendor(launches)
         if doc.language == "shell":
             doc.derived["deployment_launches"] = {id(launch.inv): launch for launch in launches}
@@ -364,9 +367,10 @@ def _gpu_count(launch: Launch, doc: Document) -> list[Finding]:
     out = []
     if needed > n:
         fixes = []
-        if where.kind == "kubernetes" and not where.templated:
-            edits = tuple(Edit(v.span, str(needed)) for _, v in where.gpu_values)
-            fixes.append(Fix(f"Give the container {needed} GPUs", Applicability.UNSAFE, edits))
+        edits = _gpu_count_edits(where, doc, needed) if where.gpu_limits and not where.templated else None
+        if edits:
+            holder = "service" if where.kind == "compose" else "container"
+            fixes.append(Fix(f"Give the {holder} {needed} GPUs", Applicability.UNSAFE, edits))
         out.append(finding(
             "SGL050", f"this launch uses {count} GPU{'s' if count != 1 else ''} per node ({how}){offset}{step_text}, "
             f"so it needs {needed} visible GPUs, but {what} gives it {n}; sglang fails when it selects a GPU that "
@@ -383,6 +387,23 @@ def _gpu_count(launch: Launch, doc: Document) -> list[Finding]:
             if not where.templated else [],
         ))
     return out
+
+
+def _gpu_count_edits(where: Placement, doc: Document, needed: int) -> tuple[Edit, ...] | None:
+    """Edits that make every GPU count written for this launch ``needed``: a Kubernetes limit and
+    request, a Compose device `count`, a `docker run --gpus N` / `--gpus count=N`, a SkyPilot
+    `H100:N`. ``None`` where a count is not a plain number in this file (`device=0,1` names GPUs:
+    which ones to add is the author's choice)."""
+    edits = []
+    for _, v in where.gpu_values:
+        if v.span.path not in (None, doc.path):
+            return None
+        raw = doc.slice(v.span.start, v.span.end)
+        m = re.fullmatch(r"(count=)?[0-9]+", raw)
+        if m is None:
+            return None
+        edits.append(Edit(v.span, (m.group(1) or "") + str(needed)))
+    return tuple(edits) or None
 
 
 def _yaml_int(text: str) -> int | None:
@@ -790,60 +811,6 @@ def _exclusive_pairs(members: list[Launch], tree: Any) -> set[tuple[int, int]]:
             pa, pb = dict(arms[id(a)]), dict(arms[id(b)])
             if any(k in pb and pa[k] != pb[k] for k in pa):
                 out.add((id(a), id(b)))
-    return out
-
-
-# --- compose interpolation -------------------------------------------------------------------
-
-
-def _dot_env(doc: Document) -> set[str] | None:
-    """Names a `.env` file next to the compose file defines (``None``: it cannot be read)."""
-    if not doc.path:
-        return None
-    path = os.path.join(os.path.dirname(os.path.abspath(doc.path)), ".env")
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        return set()
-    except OSError:
-        return None
-    return set(re.findall(r"(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)[ \t]*=", text))
-
-
-def _compose_interpolations(launches: list[Launch], doc: Document) -> list[Finding]:
-    """SGL060: `$VAR` in a compose command where VAR is set in the service's `environment:` only.
-    Compose replaces it when it reads the file, from the shell that runs `docker compose` and the
-    `.env` file — never from `environment:`, which only reaches the container."""
-    out: list[Finding] = []
-    seen: set[Span] = set()
-    dot_env: set[str] | None = None
-    for launch in launches:
-        where = launch.where
-        if where is None or where.kind != "compose" or not where.interpolations:
-            continue
-        for name, span, has_default in where.interpolations:
-            if has_default or name not in where.service_env or span in seen:
-                continue
-            if dot_env is None:
-                dot_env = _dot_env(doc)
-                if dot_env is None:
-                    return out
-            if name in dot_env:
-                continue
-            seen.add(span)
-            fixes = []
-            if where.runs_shell:
-                fixes.append(Fix(f"Escape it (`$$`) so the container's shell expands `{name}`", Applicability.UNSAFE,
-                                 (Edit(Span(span.start, span.start, span.path), "$"),)))
-            out.append(finding(
-                "SGL060", f"Docker Compose replaces `{doc.slice(span.start, span.end)}` when it reads this file, with "
-                f"`{name}` from the shell that runs `docker compose` or the `.env` file, not from the service's "
-                "`environment:`; where neither sets it, the command gets an empty string"
-                + ("; write `$$` to leave it to the container's shell" if where.runs_shell else ""),
-                span, related=[(where.service_env[name], f"`{name}` is set here, for the container only")],
-                fixes=fixes,
-            ))
     return out
 
 

@@ -8,6 +8,8 @@ import fnmatch
 import os
 from pathlib import Path
 
+from ..base import workspace_files
+
 
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
              ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", "build", "dist"}
@@ -18,7 +20,9 @@ def _git_files(directory: Path) -> list[Path] | None:
 
     try:
         proc = subprocess.run(
-            ["git", "-C", str(directory), "ls-files", "--cached", "--others", "--exclude-standard", "-z", "."],
+            # core.fsmonitor off: a repository's own git configuration may name a program to run
+            ["git", "-c", "core.fsmonitor=false", "-C", str(directory), "ls-files", "--cached", "--others",
+             "--exclude-standard", "-z", "."],
             capture_output=True, timeout=30,
         )
     except (OSError, subprocess.SubprocessError):
@@ -67,14 +71,13 @@ def is_candidate(path: Path) -> bool:
         try:
             if path.stat().st_size > _MAX_SCANNED:
                 return False
-            with path.open("rb") as fh:
-                return b"sglang" in fh.read()
+            # (regular files only: a FIFO named like a doc would block the walk)
+            return b"sglang" in workspace_files.read_bytes(path, workspace_files.CHECKED_FILE, cache=False)
         except OSError:
             return False
     if path.suffix == "" or fnmatch.fnmatch(name, "*.command"):
-        try:
-            with path.open("rb") as fh:
-                head = fh.read(128)
+        try:  # (a FIFO or a link to a device is not opened: it could block the walk for good)
+            head = workspace_files.read_bytes(path, workspace_files.FILE_HEAD, cache=False)
         except OSError:
             return False
         return head.startswith(b"#!") and (b"sh" in head.split(b"\n", 1)[0])

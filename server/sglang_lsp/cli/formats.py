@@ -16,7 +16,7 @@ from xml.sax.saxutils import escape as _xml_escape
 
 from .. import REPOSITORY_URL, __version__
 from ..base.findings import Severity
-from .output import Located
+from .output import Located, for_terminal, shown, shown_payload
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = REPOSITORY_URL
@@ -30,7 +30,8 @@ def _uri(path: str) -> str:
     """A relative, forward-slash, percent-encoded URI reference (relative to the working directory)."""
     from urllib.parse import quote
 
-    return quote(_rel(path), safe="/")
+    # the path's own bytes, percent-encoded (a name that is not UTF-8 keeps naming that file)
+    return quote(_rel(path), safe="/", errors="surrogateescape")
 
 
 def _rel(path: str) -> str:
@@ -129,13 +130,15 @@ def render_sarif(locs: list[Located]) -> str:
             "results": results,
         }],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False)
+    return json.dumps(shown_payload(log), indent=2, ensure_ascii=False)
 
 
 # -- GitHub workflow commands ------------------------------------------------------------
 
 def _gh_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # line breaks as GitHub decodes them; any other control character escaped (a workflow log
+    # renders ANSI sequences)
+    return for_terminal(shown(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _gh_property(value: str) -> str:
@@ -162,7 +165,8 @@ def _attr(value: str) -> str:
 
 
 def _xml_safe(value: str) -> str:
-    # XML 1.0 cannot hold control characters or lone surrogates (surrogateescape'd bytes)
+    # a file's bytes that are not UTF-8 escaped (\xNN); XML 1.0 cannot hold control characters
+    value = shown(value)
     return "".join(ch if (ch in "\t\n\r" or 0x20 <= ord(ch) < 0xD800 or 0xE000 <= ord(ch) <= 0xFFFD
                           or ord(ch) > 0xFFFF) else "\ufffd" for ch in value)
 
@@ -222,4 +226,4 @@ def render_gitlab(locs: list[Located]) -> str:
             "severity": _GITLAB_SEVERITY[f.severity],
             "location": {"path": _rel(loc.path), "lines": {"begin": line, "end": end_line}},
         })
-    return json.dumps(issues, indent=2, ensure_ascii=False)
+    return json.dumps(shown_payload(issues), indent=2, ensure_ascii=False)

@@ -1,8 +1,11 @@
 """The knowledge-base commands of the CLI: ``explain``, ``kb import`` and ``rules --tag``.
 
-``explain`` reads logs (standard input by default), finds sglang's error messages in them by
-every rule's message regex, and prints the record's explanation, solutions and example fix;
-with ``--script FILE`` it also points at the flags to change in that launch file.
+``explain`` reads logs (standard input by default) and explains each line sglang-lsp knows
+something about, with :mod:`sglang_lsp.checks.explain` (the editor's explain command runs the
+same): a knowledge-base rule's record (explanation, solutions, example fix), a catalog or
+deployment check and what a check of the words the message names says, or a note on a start-up
+failure no rule predicts; with ``--script FILE`` it also points at the flags to change in that
+launch file.
 Exit codes: 0 something was explained, 1 no known sglang error was found, 2 usage error.
 """
 
@@ -44,62 +47,63 @@ def _indent(text: str, n: int = 4) -> str:
 
 
 def run_explain(args) -> int:
-    from ..checks.kb.explain import explain_text
+    from ..catalog.catalog import load_catalog
+    from ..checks.explain import explain_log
+    from ..checks.kb.rule import rule_by_code
 
     if args.gpu and bad_gpu(args.gpu):
         return 2
     sources: list[tuple[str, str]] = []
     if not args.logs:
         sources.append(("<stdin>", sys.stdin.read()))
+    from ..base import workspace_files
+
     for path in args.logs:
         try:
-            sources.append((path, Path(path).read_text(encoding="utf-8", errors="replace")))
+            data = workspace_files.read_bytes(path, workspace_files.LOG_FILE, regular_only=False, cache=False)
         except OSError as exc:
-            print(f"sglang-lsp: error: {path}: {exc.strerror}", file=sys.stderr)
+            print(f"sglang-lsp: error: {path}: {workspace_files.describe(exc)}", file=sys.stderr)
             return 2
+        sources.append((path, data.decode("utf-8", "replace")))
     script_result = None
     if args.script:
         from ..base.document import Document, decode
         from ..engine.check import Options, check_document, detect_language
 
         try:
-            data = Path(args.script).read_bytes()
+            data = workspace_files.read_bytes(args.script, workspace_files.CHECKED_FILE, regular_only=False)
         except OSError as exc:
-            print(f"sglang-lsp: error: {args.script}: {exc.strerror}", file=sys.stderr)
+            print(f"sglang-lsp: error: {args.script}: {workspace_files.describe(exc)}", file=sys.stderr)
             return 2
         text = decode(data)
         lang = detect_language(args.script, text) or "shell"
         script_result = check_document(Document(text, args.script, lang),
                                        Options(gpu=args.gpu, model_search_paths=(os.getcwd(),)))
+    cat = load_catalog(None)
     found = 0
-    seen_codes: set[str] = set()
+    seen: set[str] = set()
     for name, text in sources:
-        for ex in explain_text(text):
-            rule = ex.rule
-            if rule.code in seen_codes:
-                print(f"{name}:{ex.line}: {rule.code} again (see above)")
+        for line_no, line, result in explain_log(text, cat):
+            matches = result["matches"]
+            key = matches[0]["code"] if matches else result["notes"][0]["id"]
+            if key in seen:
+                print(f"{name}:{line_no}: {key} again (see above)")
                 continue
-            seen_codes.add(rule.code)
+            seen.add(key)
             found += 1
-            rec = rule.record
-            print(f"{name}:{ex.line}: {rule.code} {rule.name} (knowledge base {rule.kb_id})")
-            print(f"  sglang said: {ex.message}")
-            if rec.get("documentation"):
+            if matches:
+                _print_match(name, line_no, line, matches)
+                if script_result is not None:
+                    _point_at(script_result, matches[0]["code"], rule_by_code(matches[0]["code"]), args.script)
+            for note in result["notes"]:
+                if not matches:
+                    print(f"{name}:{line_no}: {note['title']} (no rule can tell this before launch)")
+                    print(f"  sglang said: {line}")
+                else:
+                    print(f"  Also: {note['title']}")
                 print("  What it means:")
-                print(_indent(textwrap.fill(rec["documentation"], 96)))
-            if rule.data.get("notes"):
-                print(f"  In sglang {rule.data.get('sglang_versions')}:")
-                print(_indent(textwrap.fill(rule.data["notes"], 96)))
-            sols = rec.get("solutions") or []
-            if sols:
-                print("  Solutions:")
-                for i, s in enumerate(sols, 1):
-                    print(_indent(textwrap.fill(f"{i}. {s}", 96, subsequent_indent="   ")))
-            if rec.get("exampleFix"):
-                print("  Example fix:")
-                print(_indent(rec["exampleFix"], 6))
-            if script_result is not None:
-                _point_at(script_result, rule, args.script)
+                print(_indent(textwrap.fill(note["what"], 96, break_on_hyphens=False)))
+                print(f"  Flags to look at: {', '.join(note['flags'])}")
             print()
     if not found:
         print("sglang-lsp: no known sglang error message found", file=sys.stderr)
@@ -107,10 +111,42 @@ def run_explain(args) -> int:
     return 0
 
 
-def _point_at(result, rule, display: str) -> None:
+def _print_match(name: str, line_no: int, line: str, matches: list[dict]) -> None:
+    best = matches[0]
+    if best.get("kbId"):
+        print(f"{name}:{line_no}: {best['code']} {best['name']} (knowledge base {best['kbId']})")
+    else:
+        print(f"{name}:{line_no}: {best['code']} {best['name']}: {best['what']}")
+    print(f"  sglang said: {line}")
+    rec = best.get("record") or {}
+    if rec.get("documentation"):
+        print("  What it means:")
+        print(_indent(textwrap.fill(rec["documentation"], 96)))
+    elif not best.get("kbId"):
+        print(f"  The rule: {best['summary']} (`sglang-lsp rule {best['code']}`)")
+    for said in best.get("says") or []:
+        print(f"  sglang-lsp says: {said}")
+    if best.get("notes"):
+        print(f"  In sglang {best.get('sglangVersions')}:")
+        print(_indent(textwrap.fill(best["notes"], 96)))
+    sols = rec.get("solutions") or []
+    if sols:
+        print("  Solutions:")
+        for i, s in enumerate(sols, 1):
+            print(_indent(textwrap.fill(f"{i}. {s}", 96, subsequent_indent="   ")))
+    if rec.get("exampleFix"):
+        print("  Example fix:")
+        print(_indent(rec["exampleFix"], 6))
+    if len(matches) > 1:
+        print("  Also possible: " + ", ".join(f"{m['code']} {m['name']}" for m in matches[1:]))
+
+
+def _point_at(result, code: str, rule, display: str) -> None:
+    """Where the launch file makes the mistake ``code`` names: its findings of that code; for a
+    knowledge-base ``rule`` that stayed undecided, the flags involved."""
     from .output import locate
 
-    hits = [loc for loc in locate(result, display) if loc.finding.code == rule.code]
+    hits = [loc for loc in locate(result, display) if loc.finding.code == code]
     if hits:
         print(f"  In {display}:")
         for loc in hits:
@@ -118,6 +154,9 @@ def _point_at(result, rule, display: str) -> None:
             print(f"    {loc.path}:{line}:{col}: {loc.finding.message}")
             for fix in loc.finding.fixes:
                 print(f"      fix ({fix.applicability.value}): {fix.title}")
+        return
+    if rule is None:
+        print(f"  In {display}: no {code} finding")
         return
     # the condition could not be decided (unknown GPU or model): point at the flags involved
     flags = list(rule.anchor) + [r["flag"] for r in rule.related]

@@ -46,7 +46,32 @@ def _host_port(value: str) -> tuple[str, int]:
 
 
 def _codes(value: str) -> tuple[str, ...]:
-    return tuple(c.strip().upper() for c in value.split(",") if c.strip())
+    """A comma-separated list of rule codes or prefixes; one that selects no rule is a usage
+    error with a did-you-mean (as in Ruff, and as in a configuration file)."""
+    from ..config.selection import code_problem
+
+    out = []
+    for item in (c.strip() for c in value.split(",")):
+        if not item:
+            continue
+        problem = code_problem(item.upper(), item)
+        if problem is not None:
+            import argparse
+
+            raise argparse.ArgumentTypeError(problem)
+        out.append(item.upper())
+    return tuple(out)
+
+
+_FORMATS = {
+    "text": "findings with the source line and a caret (default)",
+    "concise": "one line per finding",
+    "json": "a JSON object with every finding and its fixes",
+    "sarif": "SARIF 2.1.0, for GitHub code scanning",
+    "github": "GitHub Actions workflow commands (annotations)",
+    "junit": "JUnit XML, one test case per file",
+    "gitlab": "GitLab Code Quality JSON",
+}
 
 
 def _jobs(value: str) -> int:
@@ -65,7 +90,8 @@ def _jobs_argument(c: argparse.ArgumentParser) -> None:
 
 def _check_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument("paths", nargs="*", default=["."], help="files or directories; '-' reads standard input")
-    c.add_argument("--format", choices=["text", "concise", "json", "sarif", "github", "junit", "gitlab"], default="text")
+    c.add_argument("--format", choices=list(_FORMATS), default="text", metavar="FORMAT",
+                   help="output format: " + "; ".join(f"{k}: {v}" for k, v in _FORMATS.items()))
     c.add_argument("--gpu", help="target GPU profile (e.g. H100, B200, MI355X)")
     c.add_argument("--sglang-version",
                    help=f"target sglang release, e.g. 0.5.23 or v0.4.10.post2 (default {DEFAULT_SGLANG_VERSION}); "
@@ -178,6 +204,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)subcommand ``args`` were parsed for (``check``, ``catalog build`` …):
+    the one whose usage an error about its arguments shows."""
+    import argparse
+
+    chosen = (getattr(args, "command", None), getattr(args, "catalog_command", None), getattr(args, "kb_command", None))
+    current = parser
+    while True:
+        actions = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        name = next((n for n in chosen if actions and n in actions[0].choices), None)
+        if name is None:
+            return current
+        current = actions[0].choices[name]
+
+
 # what the parser gives every option of `check` that the command line does not set
 _CHECK_DEFAULTS = {
     "format": "text", "gpu": None, "sglang_version": None, "python": None, "select": (), "ignore": (),
@@ -251,7 +292,6 @@ def _run_check(args: argparse.Namespace) -> int:
             print(f"sglang-lsp: error: {line}", file=sys.stderr)
         return 2
 
-    fixing = args.fix or args.diff
     if args.fix and not args.diff and any(d is not None for _, d, _ in targets):
         print("sglang-lsp: error: --fix cannot rewrite standard input; use --diff", file=sys.stderr)
         return 2
@@ -313,11 +353,17 @@ def _run_check(args: argparse.Namespace) -> int:
         counts = {s: sum(1 for l in locs if l.finding.severity == s) for s in Severity}
         if args.format == "text" and not args.quiet:
             summary = ", ".join(f"{n} {s.value}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
+            if problems:  # never "no problems" after a path that was not checked
+                summary = (summary + "; " if summary else "") + \
+                    f"{problems} path{'s' if problems != 1 else ''} not checked (see above)"
             print(f"Checked {files_checked} file{'s' if files_checked != 1 else ''}: {summary or 'no problems'}.",
                   file=sys.stderr)
             line = undecided_summary(undecided)
             if line:
                 print(line, file=sys.stderr)
+    if not files_checked and not problems:
+        shown = ", ".join(args.paths)
+        print(f"sglang-lsp: warning: no launch files (shell scripts, YAML) found in {shown}", file=sys.stderr)
     if problems or internal:
         return 2
     if args.exit_zero:
@@ -372,10 +418,13 @@ class _FileCheck:
                 return _FileDone(display, problems=1)
             data = snap.data
         if data is None:
+            from ..base import workspace_files
+
             try:
-                data = Path(display).read_bytes()
+                # a file found in a directory must be a regular one; one named may be a pipe (<(…))
+                data = workspace_files.read_bytes(display, workspace_files.CHECKED_FILE, regular_only=not explicit)
             except OSError as exc:
-                print(f"sglang-lsp: error: {display}: {exc.strerror}", file=sys.stderr)
+                print(f"sglang-lsp: error: {display}: {workspace_files.describe(exc)}; not checked", file=sys.stderr)
                 return _FileDone(display, problems=1)
         text = decode(data)
         kind_path = display if display != "-" else None
@@ -463,7 +512,7 @@ class _Configs:
         if self.given is not None and not self.isolated:
             from ..config import project as project_config
 
-            if not os.path.isfile(self.given):
+            if not os.path.lexists(self.given) or os.path.isdir(self.given):
                 raise ConfigError(self.given, [f"{self.given}: no such configuration file"])
             project_config.load(self.given)
 
@@ -570,7 +619,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _plain_check(argv)
     if args is None:
         parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # argparse would report them with the top-level usage; show the subcommand's
+            _innermost(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if args.command == "check":
             return _run_check(args)

@@ -9,7 +9,9 @@ fixes are applied by the same machinery as ``check --fix`` (re-checked rounds, a
 The source release is ``--from``; else a ``# sglang-lsp: sglang=VERSION`` comment in the file;
 else the newest release in which every flag the file's launches write exists.
 
-Without ``--fix`` the fixes are printed as a unified diff (nothing is written) and the exit code
+Each file's migrations are listed on standard output (the count of the run on standard error,
+as ``check`` prints its summary); ``git apply`` and ``patch`` skip those lines. Without
+``--fix`` the fixes are printed as a unified diff after each file's list (nothing is written) and the exit code
 is 1 when there is any migration; with ``--fix`` the safe ones (``--unsafe-fixes``: the unsafe
 ones too) are written and the exit code is 1 when migrations remain that were not applied.
 """
@@ -141,18 +143,19 @@ class MigrateFile:
         found = [f for f in result.findings if is_migration(f, source.release, data)]
         if not found:
             return Migrated()
-        if not args.quiet:
-            since = f"from {source.release} ({source.how})" if source.release else "from an unknown release"
-            print(f"{path}: {len(found)} migration{'s' if len(found) != 1 else ''} {since} to {target}",
-                  file=sys.stderr)
-            for f in found:
-                where_doc = result.documents.get(f.span.path, doc) if f.span.path else doc
-                line, col = where_doc.byte_to_linecol(f.span.start)
-                fix = next((x for x in f.fixes), None)
-                how = f" [{fix.applicability.value}: {fix.title}]" if fix else " [no fix]"
-                if f.span.path is not None:
-                    how += " (in a --config file: not rewritten from here)"
-                print(f"  {f.span.path or path}:{line}:{col}: {f.code} {f.message}{how}", file=sys.stderr)
+        since = f"from {source.release} ({source.how})" if source.release else "from an unknown release"
+        # the report is the command's output (standard output, before the file's diff; also with
+        # -q, which drops only the closing count on standard error, as `check`'s summary)
+        print(f"{path}: {len(found)} migration{'s' if len(found) != 1 else ''} {since} to {target}")
+        for f in found:
+            where_doc = result.documents.get(f.span.path, doc) if f.span.path else doc
+            line, col = where_doc.byte_to_linecol(f.span.start)
+            fix = next((x for x in f.fixes), None)
+            how = f" [{fix.applicability.value}: {fix.title}]" if fix else " [no fix]"
+            if f.span.path is not None:
+                how += " (in a --config file: not rewritten from here)"
+            print(f"  {f.span.path or path}:{line}:{col}: {f.code} {f.message}{how}")
+        sys.stdout.flush()
         outcome = fix_document(doc, options, unsafe=args.unsafe_fixes,
                                keep=lambda f, rel=source.release, d=data: is_migration(f, rel, d))
         for r in outcome.rejected:

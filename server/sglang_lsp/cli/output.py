@@ -1,9 +1,19 @@
-"""Rendering findings for people (text, concise) and machines (json)."""
+"""Rendering findings for people (text, concise) and machines (json).
+
+Every output is valid UTF-8: a file's bytes that are not UTF-8 (decoded with ``surrogateescape``,
+so that offsets stay exact) are shown escaped, ``\\xNN``, wherever they reach a message, a path
+or a line of source (:func:`shown`); a JSON parser, GitHub's SARIF upload or a log viewer never
+sees raw invalid bytes. The formats read on a terminal (text, concise, GitHub's workflow commands)
+also show control characters escaped (:func:`for_terminal`: a file's ESC sequence never reaches the
+terminal, a NUL never reaches a log), and the text format shows a long source line only around
+its mark (:data:`SOURCE_WIDTH` columns): a file that is not text can be one line of a megabyte.
+"""
 
 from __future__ import annotations
 
 import collections
 import json
+import re
 
 from .. import DEFAULT_SGLANG_VERSION, __version__
 from ..base.document import Document
@@ -39,6 +49,88 @@ class Located:
         return self.notebook.position(byte) if self.notebook is not None else None
 
 
+def shown(text: str) -> str:
+    """``text`` as valid Unicode: each byte a file held that is not UTF-8 (U+DC80–U+DCFF after
+    ``surrogateescape``) as ``\\xNN``, any other lone surrogate as ``\\uXXXX``."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return re.sub("[\ud800-\udfff]", _escape, text)  # (compiled only when needed: start-up time)
+
+
+def _escape(m: re.Match) -> str:
+    code = ord(m.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # C0 but tab and line feed, DEL, C1
+_control_re = None
+
+
+def for_terminal(text: str) -> str:
+    """:func:`shown`, with control characters (C0 but tab and line feed, DEL, C1) as ``\\xNN``:
+    what a file holds is never sent to a terminal as a command."""
+    text = shown(text)
+    if text.isprintable():
+        return text
+    global _control_re
+    if _control_re is None:
+        _control_re = re.compile(_CONTROL)  # (compiled only when needed: start-up time)
+    return _control_re.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+# at most this many columns of a source line in the text format, the mark and some context
+SOURCE_WIDTH = 160
+SOURCE_CONTEXT = 40  # columns kept before the mark when the line is cut
+
+
+def source_window(line: str, start: int, end: int) -> tuple[str, int, int]:
+    """The source line ``line`` as the text format shows it, with the column of the mark
+    ``line[start:end]`` in it and the mark's width: escaped (:func:`for_terminal`; a tab as a
+    blank), and cut to about :data:`SOURCE_WIDTH` columns around the mark, each cut shown as
+    ``…`` (never inside an escape)."""
+    line = line.replace("\t", " ")
+    if len(line) <= SOURCE_WIDTH:
+        before, marked, after = for_terminal(line[:start]), for_terminal(line[start:end]), for_terminal(line[end:])
+        if len(before) + len(marked) + len(after) <= SOURCE_WIDTH:
+            return before + marked + after, len(before), max(1, len(marked))
+    before = _cut(line[:start], SOURCE_CONTEXT, from_end=True)
+    marked = _cut(line[start:end], SOURCE_WIDTH - len(before))
+    after = _cut(line[end:], SOURCE_WIDTH - len(before) - len(marked))
+    return before + marked + after, len(before), max(1, len(marked))
+
+
+def _cut(text: str, width: int, from_end: bool = False) -> str:
+    """``text`` escaped in at most ``width`` columns: whole if it fits, else its first (last)
+    characters and ``…``, never half an escape."""
+    kept: list[str] = []
+    used = 0
+    for ch in (reversed(text) if from_end else text):
+        shown_ch = for_terminal(ch)
+        if used + len(shown_ch) > width:
+            while kept and used + 1 > width:  # room for the …
+                used -= len(kept.pop())
+            kept.append("…")
+            break
+        kept.append(shown_ch)
+        used += len(shown_ch)
+    return "".join(reversed(kept) if from_end else kept)
+
+
+def shown_payload(value):
+    """A JSON-ready value (dicts, lists, strings …) with every string :func:`shown`."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {shown(k) if isinstance(k, str) else k: shown_payload(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [shown_payload(v) for v in value]
+    return value
+
+
 def locate(result: Result, display_path: str) -> list[Located]:
     out = []
     for f in result.findings:
@@ -59,9 +151,9 @@ def text_line(loc: Located) -> str:
     f = loc.finding
     cell = loc.cell_position(f.span.start)
     if cell is not None:
-        return f"{loc.path}:cell {cell[0]}:{cell[1]}:{cell[2]}: {f.severity.value} {f.code} {f.message}"
+        return for_terminal(f"{loc.path}:cell {cell[0]}:{cell[1]}:{cell[2]}: {f.severity.value} {f.code} {f.message}")
     line, col = loc.start()
-    return f"{loc.path}:{line}:{col}: {f.severity.value} {f.code} {f.message}"
+    return for_terminal(f"{loc.path}:{line}:{col}: {f.severity.value} {f.code} {f.message}")
 
 
 def _excerpt(loc: Located) -> tuple[Document, int, int, int, int]:
@@ -84,13 +176,15 @@ def render_text(locs: list[Located], concise: bool = False) -> str:
         if concise:
             continue
         doc, line0, col, end_line, end_col = _excerpt(loc)
-        src = doc.line_text(line0).replace("\t", " ")
-        width = max(1, (end_col - col) if end_line == line0 + 1 else len(src) - col + 1)
+        raw = doc.line_text(line0)
+        end = end_col - 1 if end_line == line0 + 1 else len(raw)
+        # columns of the line as shown (an escaped byte takes four, a cut line starts with …)
+        src, before, width = source_window(raw, col - 1, end)
         gutter = f"{line0 + 1} | "
         out.append(f"{gutter}{src}")
-        out.append(" " * (len(gutter) + col - 1) + "^" * width)
+        out.append(" " * (len(gutter) + before) + "^" * width)
         for fix in loc.finding.fixes[:1]:
-            out.append(f"{' ' * len(gutter)}help: {fix.title}" + ("" if fix.applicability.value == "safe" else f" ({fix.applicability.value} fix)"))
+            out.append(f"{' ' * len(gutter)}help: {for_terminal(fix.title)}" + ("" if fix.applicability.value == "safe" else f" ({fix.applicability.value} fix)"))
         out.append("")
     return "\n".join(out)
 
@@ -141,7 +235,7 @@ def render_json(locs: list[Located], files_checked: int, sglang_version: str | N
         "diagnostics": [finding_json(loc) for loc in locs],
         "undecided": [u.as_json() for u in undecided or ()],
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False)
+    return json.dumps(shown_payload(payload), indent=2, ensure_ascii=False)
 
 
 class UndecidedLaunch:

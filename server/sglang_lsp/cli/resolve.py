@@ -106,10 +106,13 @@ def _resolve_file(display: str, data: bytes | None, options: Any, args: argparse
     from ..engine.resolve import resolve_document
 
     if data is None:
-        try:
-            data = Path(display).read_bytes()
+        from ..base import workspace_files
+
+        try:  # a file a directory walk found must be a regular one; a path named may be a pipe
+            data = workspace_files.read_bytes(display, workspace_files.CHECKED_FILE, cache=False,
+                                              regular_only=display not in (getattr(args, "paths", None) or ()))
         except OSError as exc:
-            print(f"sglang-lsp: error: {display}: {exc.strerror}", file=sys.stderr)
+            print(f"sglang-lsp: error: {display}: {workspace_files.describe(exc)}", file=sys.stderr)
             return None
     text = decode(data)
     kind_path = display if display != "-" else None

@@ -41,15 +41,19 @@ class FileSnapshot:
 
 
 def read_snapshot(path: str) -> FileSnapshot:
+    """What a file to fix holds, read as a checked file of the workspace (a regular file within
+    the size limit, :mod:`sglang_lsp.base.workspace_files`); its size and time are taken before
+    the read, so a change while it is read makes the write refuse."""
+    from ..base import workspace_files
+
     target = os.path.realpath(path)
     try:
-        with open(target, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            data = fh.read()
+        st = os.stat(target)
+        data = workspace_files.read_bytes(path, workspace_files.CHECKED_FILE, cache=False)
     except FileNotFoundError:
         raise WriteError(f"{path}: no such file (a symbolic link to a missing file?)") from None
     except OSError as exc:
-        raise WriteError(f"{path}: cannot be read ({exc.strerror})") from None
+        raise WriteError(f"{path}: cannot be read ({workspace_files.describe(exc)})") from None
     body = data[3:] if data.startswith(BOM) else data
     crlf = b"\r\n" in body and body.count(b"\r\n") == body.count(b"\n")  # mixed files are left alone
     return FileSnapshot(path, target, data, st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode), data.startswith(BOM),

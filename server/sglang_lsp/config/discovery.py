@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import os
 import sys
+
+from ..base import workspace_files
+
 CONFIG_FILE = ".sglang-lsp.toml"
 PYPROJECT = "pyproject.toml"
 TOOL_TABLE = ("tool", "sglang-lsp")
@@ -46,8 +49,9 @@ def invalidate() -> None:
 
 def _has_tool_table(path: str) -> bool:
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = workspace_files.read_bytes(path, workspace_files.PROJECT_CONFIG)
+    except workspace_files.RefusedFile:
+        return True  # a pyproject.toml that must not be read: load() reports why, with its name
     except OSError:
         return False
     if b"sglang-lsp" not in raw:
@@ -70,12 +74,14 @@ def find(directory: str) -> str | None:
             found = _found[d]
             break
         seen.append(d)
+        # (anything by these names but a directory: a FIFO or a link to a device governs, and
+        # load() says why it is not read, instead of a configuration further up applying quietly)
         cand = os.path.join(d, CONFIG_FILE)
-        if os.path.isfile(cand):
+        if os.path.lexists(cand) and not os.path.isdir(cand):
             found = cand
             break
         cand = os.path.join(d, PYPROJECT)
-        if os.path.isfile(cand) and _has_tool_table(cand):
+        if os.path.lexists(cand) and not os.path.isdir(cand) and _has_tool_table(cand):
             found = cand
             break
         parent = os.path.dirname(d)

@@ -33,16 +33,16 @@ from typing import Any
 
 from . import discovery as config_discovery
 from .discovery import PYPROJECT, TOOL_TABLE, ConfigError, governing_file, toml_reader
+from ..base import workspace_files
 from ..base.findings import Severity
 from ..context.precedence import Origin
-from .selection import Selection
+from .selection import Selection, code_problem, suggest
 
 SCALAR_KEYS = ("gpu", "sglang-version")
 CODE_LIST_KEYS = ("select", "extend-select", "ignore")
 TOP_KEYS = ("gpu", "sglang-version", "select", "extend-select", "ignore", "severity", "model-search-paths",
             "exclude", "extend-exclude", "extend", "overrides")
 OVERRIDE_KEYS = ("files", "gpu", "sglang-version", "select", "extend-select", "ignore", "severity")
-_CODE_PREFIX = re.compile(r"^SGL\d{0,3}$")
 
 
 @dataclass(frozen=True)
@@ -200,13 +200,6 @@ def _label(rel: tuple[str, ...], arrays: dict, prefix: tuple[str, ...]) -> str:
     return ".".join(rel)
 
 
-def _suggest(word: str, choices) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean `{close[0]}`?" if close else ""
-
-
 class _Reader:
     def __init__(self, path: str, text: str, prefix: tuple[str, ...]):
         self.path = path
@@ -246,15 +239,12 @@ class _Reader:
         items = self.strings(key, value)
         if items is None:
             return None
-        from .. import rules
-
         out = []
         for item in items:
             code = item.strip().upper()
-            if not _CODE_PREFIX.match(code):
-                self.problem(key, f"`{item}` is not a rule code or prefix (SGL, SGL1, SGL101 …)")
-            elif not any(c.startswith(code) for c in rules.registry()):
-                self.problem(key, f"no rule code starts with `{item}`{_suggest(code, rules.registry())}")
+            problem = code_problem(code, item)
+            if problem is not None:
+                self.problem(key, problem)
             else:
                 out.append(code)
         return tuple(out)
@@ -266,7 +256,7 @@ class _Reader:
         from ..context.facts import gpu_names, gpu_profile
 
         if gpu_profile(name) is None:
-            self.problem(key, f"unknown GPU `{name}`{_suggest(name.upper(), gpu_names())} "
+            self.problem(key, f"unknown GPU `{name}`{suggest(name.upper(), gpu_names())} "
                               f"(known: {', '.join(gpu_names())})")
             return None
         return name
@@ -298,7 +288,7 @@ class _Reader:
             if not isinstance(sev, str) or sev.lower() not in names:
                 shown = repr(sev) if not isinstance(sev, str) else f"`{sev}`"
                 self.problem(sub, f"{shown} is not a severity (one of {', '.join(names)})"
-                             f"{_suggest(sev.lower(), names) if isinstance(sev, str) else ''}")
+                             f"{suggest(sev.lower(), names) if isinstance(sev, str) else ''}")
                 continue
             out.append((checked[0], Severity(sev.lower()), self.origin(sub)))
         return tuple(out)
@@ -307,7 +297,7 @@ class _Reader:
         for k in table:
             if k not in known:
                 alt = k.replace("_", "-")
-                hint = f"; did you mean `{alt}`?" if alt in known else _suggest(k, known)
+                hint = f"; did you mean `{alt}`?" if alt in known else suggest(k, known)
                 self.problem(f"{where}{k}", f"unknown key{hint} (known: {', '.join(known)})")
 
 
@@ -318,10 +308,9 @@ def _type(value: Any) -> str:
 
 def _read_toml(path: str) -> tuple[str, dict]:
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = workspace_files.read_bytes(path, workspace_files.PROJECT_CONFIG)
     except OSError as exc:
-        raise ConfigError(path, [f"{path}: cannot be read ({exc.strerror})"]) from None
+        raise ConfigError(path, [f"{path}: cannot be read ({workspace_files.describe(exc)})"]) from None
     text = raw.decode("utf-8", "replace")
     try:
         return text, toml_reader().loads(text)
@@ -356,7 +345,9 @@ def _parse(path: str, chain: tuple[str, ...] = ()) -> ProjectConfig:
         target = r.string("extend", table["extend"])
         if target is not None:
             full = os.path.normpath(os.path.join(root, os.path.expanduser(target)))
-            if not os.path.isfile(full):
+            if os.path.isdir(full):
+                r.problem("extend", f"`{target}` is a directory, not a configuration file ({full})")
+            elif not os.path.lexists(full):
                 r.problem("extend", f"`{target}` does not exist (looked for {full})")
             else:
                 try:

@@ -62,3 +62,36 @@ def severity_for(code: str, entries) -> tuple[Severity, Origin] | None:
         if code.startswith(pattern) and (best is None or len(pattern) >= len(best[0])):
             best = (pattern, sev, origin)
     return None if best is None else (best[1], best[2])
+
+
+def code_problem(code: str, shown: str | None = None) -> str | None:
+    """Why ``code`` (upper case; ``shown``: as the user wrote it) selects no rule, with a
+    did-you-mean; ``None`` for a rule code or a prefix of one (``SGL``, ``SGL1``, ``SGL101``).
+    The one check behind ``--select``/``--ignore``/``--extend-select`` and the configuration
+    files' code lists."""
+    import re
+
+    from .. import rules
+
+    known = rules.registry()
+    shown = code if shown is None else shown
+    well_formed = re.fullmatch(r"SGL\d{0,3}", code) is not None
+    if well_formed and any(c.startswith(code) for c in known):
+        return None
+    # letters typed for the digits that look like them (SGL0O2, SGLI01) first, then the closest code
+    retyped = code[:3] + code[3:].translate(str.maketrans("OQILS", "00115"))
+    if retyped != code and re.fullmatch(r"SGL\d{0,3}", retyped) and any(c.startswith(retyped) for c in known):
+        hint = f"; did you mean `{retyped}`?"
+    else:
+        hint = suggest(code, known, cutoff=0.75)
+    if not well_formed:
+        return f"`{shown}` is not a rule code or prefix (SGL, SGL1, SGL101 …){hint}"
+    return f"no rule code starts with `{shown}`{hint}"
+
+
+def suggest(word: str, choices, cutoff: float = 0.6) -> str:
+    """``"; did you mean `X`?"`` for the closest of ``choices``, or ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return f"; did you mean `{close[0]}`?" if close else ""

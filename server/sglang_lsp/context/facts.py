@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..base import workspace_files
 from ..base.unknown import UNKNOWN
 from ..base.findings import Record
 
@@ -373,19 +374,30 @@ def _quant_scheme(qc: dict) -> tuple[str | None, dict[str, Any]]:
     return method, {k: v for k, v in scheme.items() if v is not None}
 
 
+def _read_json(path: Path) -> Any:
+    """A JSON file of a checkpoint through :mod:`~sglang_lsp.base.workspace_files` (None: missing,
+    unreadable or not JSON); a file it refuses (a FIFO, a device, gigabytes) raises
+    :class:`~sglang_lsp.base.workspace_files.RefusedFile`."""
+    try:
+        return json.loads(workspace_files.read_bytes(path, workspace_files.MODEL_CONFIG))
+    except workspace_files.RefusedFile:
+        raise
+    except (OSError, ValueError):
+        return None
+
+
 def read_model_facts(directory: str) -> ModelFacts | None:
-    """Facts of the model in ``directory`` (a local checkpoint), or ``None`` if it has no config."""
+    """Facts of the model in ``directory`` (a local checkpoint), or ``None`` if it has no config.
+    Raises :class:`~sglang_lsp.base.workspace_files.RefusedFile` when its ``config.json`` (or a
+    quantization side file) is not a file that may be read."""
     d = Path(directory)
     cfg_path = d / "config.json"
-    if not cfg_path.is_file():
+    if not os.path.lexists(cfg_path):
         adapter = d / "adapter_config.json"
         if adapter.is_file():
             return ModelFacts(str(d), None, None, False, False, None, None, None, is_adapter=True)
         return None
-    try:
-        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    cfg = _read_json(cfg_path)
     if not isinstance(cfg, dict):
         return None
     archs = cfg.get("architectures")
@@ -406,11 +418,8 @@ def read_model_facts(directory: str) -> ModelFacts | None:
         # sglang also reads these side files when config.json has no quantization_config
         for side in ("quant_model_description.json", "hf_quant_config.json"):
             p = d / side
-            if p.is_file():
-                try:
-                    data = json.loads(p.read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    data = None
+            if os.path.lexists(p):
+                data = _read_json(p)
                 if side == "quant_model_description.json":
                     quant_method = "modelslim"
                 elif isinstance(data, dict):
@@ -495,7 +504,9 @@ def _find_model_dir(model_path: str, base_dirs: list[str], hf_caches: list[Path]
     candidates = [expanded] if absolute else [os.path.join(b, expanded) for b in base_dirs if b]
     for c in candidates:
         # one stat for the usual answer (no such directory) rather than one per file name
-        if os.path.isdir(c) and (os.path.isfile(os.path.join(c, "config.json"))
+        # (a config.json that is no regular file is found all the same: reading it is refused
+        # with a reason the user sees, rather than the model quietly passing for unknown)
+        if os.path.isdir(c) and (os.path.lexists(os.path.join(c, "config.json"))
                                  or os.path.isfile(os.path.join(c, "adapter_config.json"))):
             return str(Path(c))
     if _REPO_ID.match(model_path) and not absolute:
@@ -511,17 +522,19 @@ def _find_model_dir(model_path: str, base_dirs: list[str], hf_caches: list[Path]
 
 
 @functools.lru_cache(maxsize=256)
-def _cached_facts(directory: str, mtime: float) -> ModelFacts | None:
+def _cached_facts(directory: str, stamp: tuple) -> ModelFacts | None:
     return read_model_facts(directory)
 
 
 def model_facts(directory: str) -> ModelFacts | None:
-    cfg = Path(directory) / "config.json"
+    """:func:`read_model_facts`, cached while ``config.json`` is unchanged (a refusal is not
+    cached: deciding it again costs a ``stat``, never a read)."""
     try:
-        mtime = cfg.stat().st_mtime if cfg.exists() else 0.0
-    except OSError:
-        mtime = 0.0
-    return _cached_facts(directory, mtime)
+        st = os.stat(os.path.join(directory, "config.json"))
+        stamp: tuple = (st.st_mtime_ns, st.st_size, st.st_ino)
+    except (OSError, ValueError):
+        stamp = ()
+    return _cached_facts(directory, stamp)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -536,11 +549,12 @@ class Context:
     compared, hashed or copied, and a dataclass costs a cold ``sglang-lsp check`` about half a
     millisecond to build.)"""
 
-    __slots__ = ("gpu", "gpu_class", "model", "model_dummy", "env", "sglang_version", "draft_model")
+    __slots__ = ("gpu", "gpu_class", "model", "model_dummy", "env", "sglang_version", "draft_model", "unread")
 
     def __init__(self, gpu: GpuProfile | None = None, gpu_class: GpuClass | None = None,
                  model: ModelFacts | None = None, model_dummy: bool = False, env: dict[str, str | None] | None = None,
-                 sglang_version: str | None = None, draft_model: ModelFacts | None = None):
+                 sglang_version: str | None = None, draft_model: ModelFacts | None = None,
+                 unread: list[tuple[str, str]] | None = None):
         self.gpu = gpu
         self.gpu_class = gpu_class  # when only a set of GPUs is known (gpu is None then)
         self.model = model
@@ -548,6 +562,9 @@ class Context:
         self.env = {} if env is None else env  # set in the file; None = set to an unknown value
         self.sglang_version = sglang_version
         self.draft_model = draft_model
+        # (flag dest, why) for each model file that was not read (see base.workspace_files):
+        # that model's facts are unknown, and the check says which file and why
+        self.unread = [] if unread is None else unread
 
     def gpu_facts(self) -> dict[str, Any]:
         if self.gpu is not None:

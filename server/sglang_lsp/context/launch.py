@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from .facts import Context, GpuClass, exported_env, find_model_dir, gpu_profile, model_facts
+from ..base import workspace_files
 from .placement import Inferred
 from .inference import infer_context
 from .precedence import KIND_RANK, Origin
@@ -25,24 +26,30 @@ def launch_context(parsed: ParsedArgs, inv: Invocation | None, *, gpu: str | Non
     profile = gpu_profile(gpu)
     model_path = parsed.get("model_path")
     dummy = isinstance(model_path, str) and model_path.lower() in ("dummy", "none")
+    unread: list[tuple[str, str]] = []
+
+    def facts_of(path: str, dest: str):
+        found = find_model_dir(path, base_dirs, hf_caches)
+        if found is None:
+            return None
+        try:
+            return model_facts(found)
+        except workspace_files.RefusedFile as exc:
+            unread.append((dest, f"{exc}; the model's facts are unknown, so its checks stay quiet"))
+            return None
+
     facts = None
     if model_dir is not None and not dummy:
-        found = find_model_dir(os.path.expanduser(model_dir), base_dirs, hf_caches)
-        if found is not None:
-            facts = model_facts(found)
+        facts = facts_of(os.path.expanduser(model_dir), "model_path")
     elif isinstance(model_path, str) and not dummy and not (parsed.open and "model_path" not in parsed.explicit):
-        found = find_model_dir(model_path, base_dirs, hf_caches)
-        if found is not None:
-            facts = model_facts(found)
+        facts = facts_of(model_path, "model_path")
     draft = None
     draft_path = parsed.get("speculative_draft_model_path")
     if isinstance(draft_path, str):
-        found = find_model_dir(draft_path, base_dirs, hf_caches)
-        if found is not None:
-            draft = model_facts(found)
+        draft = facts_of(draft_path, "speculative_draft_model_path")
     return Context(gpu=profile, gpu_class=gpu_class if profile is None else None, model=facts, model_dummy=dummy,
                    env=dict(env if env is not None else (inv.env if inv else {}) or {}),
-                   sglang_version=sglang_version or parsed.catalog.sglang_version, draft_model=draft)
+                   sglang_version=sglang_version or parsed.catalog.sglang_version, draft_model=draft, unread=unread)
 
 
 class LaunchTarget:

@@ -7,7 +7,8 @@ settings of every level, with their origins, are ``Result.context``). An excepti
 one check is contained and reported as an internal error, never as a finding.
 
 The ``--config`` file of a launch is read here (its findings: unreadable SGL016, several
-``--config`` SGL018, ``--config=FILE`` SGL020, not YAML SGL030).
+``--config`` SGL018, ``--config=FILE`` SGL020, not YAML SGL030). A text that is not text
+(NUL bytes, mostly control characters) is recognised before anything parses it: SGL070 alone.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import logger
-from ..base.document import Document, decode
+from ..base import workspace_files
+from ..base.document import Document, decode, not_text
 from ..base.findings import Applicability, CheckError, Edit, Finding, Fix, Record, Span
-from ..base.invocation import Invocation, Word
+from ..base.invocation import CHECKED_AGAINST_TEXT, Invocation, Word
 from ..base.kinds import language_by_name
 from ..catalog.argv import resolve
 from ..catalog.catalog import Catalog, load_catalog
@@ -140,6 +142,8 @@ def check_document(doc: Document, options: Options | None = None, old_tree: Any 
     """``old_tree``: optional previous tree of ``doc`` edited to its text (shell only; the
     language server's incremental sync); the findings never depend on it."""
     options = options or Options()
+    if (why := not_text(doc.data)) is not None:
+        return _not_text_result(doc, options, *why)
     if doc.language in PART_LANGUAGES:
         return _check_parts(doc, options)
     context = file_context.begin(doc, options)
@@ -235,6 +239,17 @@ def _check_dockerfile(doc: Document, cat: Catalog, result: Result) -> None:
         if inv.kind == "server":
             check_invocation(inv, cat, result)
     result.findings = without_echoes(result.findings)
+
+
+def _not_text_result(doc: Document, options: Options, at: int, why: str) -> Result:
+    """SGL070 and nothing else, for a text that is not text: nothing of it is parsed (not even
+    its directives), so it never costs more than the scan that found it."""
+    line, col = doc.byte_to_linecol(at)
+    found = finding("SGL070", f"this file is not text: {why} (the first on line {line}, column {col}); "
+                    "nothing in it is checked", Span(at, at + 1))
+    result = Result(doc.path, doc, [found], options=options, context=file_context.begin(doc, options, directives=False))
+    result.findings = file_context.finish(result, options, directives=False)
+    return result
 
 
 def check(text: str, path: str | None = None, options: Options | None = None, language: str | None = None) -> list[Finding]:
@@ -366,9 +381,29 @@ def _check_argv(inv: Invocation, cat: Catalog, result: Result, config_refs: dict
     parsed = resolve(cat, config_words + args if config_words else args, open_argv=inv.open or not config_known,
                      anchor=anchor)
     result.launch_parses[id(inv)] = parsed
-    result.findings += parsed.findings
+    findings = parsed.findings
+    if any(f.fixes for f in findings) and any(w.origin in CHECKED_AGAINST_TEXT for w in args):
+        from ..checks.argv_fixes import keep_literal_edits  # (only then: start-up time)
+
+        keep_literal_edits(findings, config_words + args, _text_of(result))
+    if any(f.code in ("SGL001", "SGL005") and not f.fixes for f in findings):
+        from ..checks.argv_fixes import with_removal_fixes  # (only then: start-up time)
+
+        findings = with_removal_fixes(findings, config_words + args, _text_of(result))
+    result.findings += findings
     result.findings += kb_findings(parsed, inv, result, anchor)
     return parsed
+
+
+def _text_of(result: Result):
+    """The text of the checked document or of one it reads (a ``--config`` file), by path."""
+    def text_of(path: str | None) -> str | None:
+        if path is None or path == result.document.path:
+            return result.document.text
+        other = result.documents.get(path)
+        return other.text if other is not None else None
+
+    return text_of
 
 
 def _catalog_of(inv: Invocation, cat: Catalog, result: Result) -> Catalog:
@@ -516,17 +551,18 @@ def _load_config(path_word: Word, inv: Invocation, cat: Catalog, result: Result)
         ))
         return None
     candidates = [raw] if os.path.isabs(raw) else [os.path.join(inv.base_dir, raw)] if inv.base_dir else [raw]
-    found = next((c for c in candidates if os.path.isfile(c)), None)
+    # (anything by that name but a directory: a FIFO or a link to a device is refused with its reason)
+    found = next((c for c in candidates if os.path.lexists(c) and not os.path.isdir(c)), None)
     problem = None
     text = ""
     if found is None:
         problem = f"config file `{raw}` was not found next to this file; its flags are not checked"
     else:
         try:
-            with open(found, "rb") as fh:
-                text = decode(fh.read())
+            text = decode(workspace_files.read_bytes(found, workspace_files.SGLANG_CONFIG))
         except OSError as exc:
-            problem = f"config file `{raw}` cannot be read ({exc.strerror}); its flags are not checked"
+            problem = (f"config file `{raw}` cannot be read ({workspace_files.describe(exc)}); "
+                       "its flags are not checked")
     if problem is not None:
         result.findings.append(finding("SGL016", problem, path_word.span,
                                        flag="--config"))

@@ -93,7 +93,8 @@ def _add_directives(ctx: LaunchContext, doc: Document, found: directives_mod.Dir
         ctx.add(key, s.value, Origin("directive", doc.path, s.line + 1, doc.slice(s.start, s.end)), scope)
 
 
-def begin(doc: Document, options) -> LaunchContext:
+def begin(doc: Document, options, directives: bool = True) -> LaunchContext:
+    """``directives=False``: the settings without the file's own (a text that is not parsed)."""
     ctx = LaunchContext()
     project: FileSettings | None = getattr(options, "project", None)
     if project is not None:
@@ -109,7 +110,7 @@ def begin(doc: Document, options) -> LaunchContext:
         ctx.infer("sglang-version", options.environment_version,
                   Origin("inferred", detail=options.environment_detail or "the installed sglang"))
     ctx.model_search_paths = tuple(options.model_search_paths) + (project.model_search_paths if project else ())
-    if MARKER in doc.data:
+    if directives and MARKER in doc.data:
         _add_directives(ctx, doc, read_directives(doc))
     return ctx
 
@@ -144,10 +145,11 @@ def selections(options) -> list[Selection]:
     return out
 
 
-def finish(result, options) -> list[Finding]:
+def finish(result, options, directives: bool = True) -> list[Finding]:
+    """``directives=False``: selection and severities only (a text that is not parsed)."""
     doc: Document = result.document
     findings = list(result.findings)
-    if MARKER in doc.data:  # directive problems and suppressions (a file without directives has none)
+    if directives and MARKER in doc.data:  # directive problems and suppressions (a file without directives has none)
         found = getattr(result, "directives", None)
         if found is None:  # extraction failed before attach(): read them without launches
             found = result.directives = read_directives(doc)

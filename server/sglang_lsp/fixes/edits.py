@@ -232,3 +232,57 @@ def _added_elements(inv: Invocation, words: list[Word], parsed: ParsedArgs, flag
     if opt is None:
         return None
     return (Edit(Span(end, end, last.span.path), f"{gap}{opt.dest}={python_literal(value)}"),)
+# what may stand between two words of one command that a removal takes along: blanks and
+# `\`-newlines of a shell command; any white space between the words of a variable's value (a
+# bash array's items, a string split into words; no comment: it would go too); the comma of a
+# YAML flow sequence, or the line break and dash of a block sequence
+_SPACE = re.compile(rb"(?:[ \t\r\n]|\\\r?\n)+")
+_GAPS = {
+    "shell": re.compile(rb"(?:[ \t]|\\\r?\n)+"),
+    "array": _SPACE,
+    "variable": _SPACE,
+    "yaml": re.compile(rb"[ \t]*(?:,[ \t\r\n]*|\r?\n[ \t]*-[ \t]+)"),
+}
+
+
+def _item_span(data: bytes, span: Span) -> tuple[int, int]:
+    """A word's bytes with the quotes around it (a YAML scalar's span may leave them out)."""
+    start, end = span.start, span.end
+    if start > 0 and end < len(data) and data[start - 1:start] in (b'"', b"'") and data[end:end + 1] == data[start - 1:start]:
+        return start - 1, end + 1
+    return start, end
+
+
+def remove_words_edit(words: list[Word], first: int, last: int, text_of) -> Edit | None:
+    """An edit that removes ``words[first..last]`` — consecutive words of one command, written
+    next to each other in one file, in a shell command, a bash array or a YAML list — with the
+    separator before them (after them when they come first). ``None`` when the text between
+    them is not just a separator of that syntax (a comment, a quote spanning several words …)."""
+    if not 0 <= first <= last < len(words):
+        return None
+    run = words[first:last + 1]
+    origin, path = run[0].origin, run[0].span.path
+    gap = _GAPS.get(origin)
+    if gap is None or any(w.origin != origin or w.span.path != path or w.text is None for w in run):
+        return None
+    text = text_of(path) if text_of else None
+    if text is None:
+        return None
+    data = text.encode("utf-8", "surrogateescape")
+    items = [_item_span(data, w.span) for w in run]
+    if any(b > a for (_, b), (a, _) in zip(items, items[1:])) or \
+            any(gap.fullmatch(data[b:a]) is None for (_, b), (a, _) in zip(items, items[1:])):
+        return None
+
+    def neighbour(w: Word | None) -> tuple[int, int] | None:
+        if w is None or w.origin != origin or w.span.path != path:
+            return None
+        return _item_span(data, w.span)
+
+    before = neighbour(words[first - 1] if first > 0 else None)
+    if before is not None and before[1] <= items[0][0] and gap.fullmatch(data[before[1]:items[0][0]]):
+        return Edit(Span(before[1], items[-1][1], path), "")
+    after = neighbour(words[last + 1] if last + 1 < len(words) else None)
+    if after is not None and items[-1][1] <= after[0] and gap.fullmatch(data[items[-1][1]:after[0]]):
+        return Edit(Span(items[0][0], after[0], path), "")
+    return None

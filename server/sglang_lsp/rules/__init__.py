@@ -138,11 +138,16 @@ RULES: list[Rule] = [
     Rule("SGL059", "duplicate-node-rank", E, "Two nodes of one multi-node launch with the same `--node-rank`",
          emitted_by=("checks.deployment",)),
     Rule("SGL060", "compose-interpolates-service-variable", W, "Compose `$VAR` in a command for a variable set only in the service's `environment:`",
-         emitted_by=("checks.deployment",), fixes=("unsafe",)),
+         emitted_by=("checks.compose_env",), fixes=("unsafe",)),
     Rule("SGL061", "image-for-other-gpu-vendor", E, "sglang image built for one GPU vendor (CUDA / ROCm) on the other vendor's GPUs",
          emitted_by=("checks.deployment",)),
     Rule("SGL062", "unassigned-script-variable", W, "Lower-case `$variable` in a launch that the script never assigns",
          emitted_by=("checks.shell",), fixes=("unsafe",)),
+    # what the checker did not read (sglang_lsp.base.document.not_text, sglang_lsp.base.workspace_files)
+    Rule("SGL070", "non-text-file", I, "File that is not text (NUL bytes, mostly control characters): not checked",
+         emitted_by=("engine.check",)),
+    Rule("SGL071", "workspace-file-not-read", I, "File a check needs (a model's `config.json`, a Compose `.env`) that is not a regular file, or is too large, and is not read",
+         emitted_by=("checks.compose_env", "checks.kb.evaluate")),
 ]
 
 

@@ -17,7 +17,8 @@ Verdicts are memoised on the values a condition reads, and per launch context on
 reading a value the launch changes are evaluated again (:class:`_Plan`, :class:`_Unset`).
 
 Nothing from a record is executed: ``validationCode``, ``typeGuard`` and ``tryCatchPattern``
-are documentation.
+are documentation. A model configuration the launch names that was not read (a FIFO, a device,
+a file of gigabytes: :mod:`sglang_lsp.base.workspace_files`) is reported here as SGL071.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, Callable
 
 from . import conditions
 from .effective import LaunchResolver
-from .messages import render, render_on_gpus
+from .messages import render, render_on_gpus, render_value, render_value_on_gpus
 from .rule import KbRule, kb_rules
 from .undecided import LaunchUndecided, explain
 from .watch import GpuWatchingResolver
@@ -694,9 +695,15 @@ def _rule_finding(rule: KbRule, parsed: ParsedArgs, r: LaunchResolver, inv: Invo
     if over is None:
         def show(text: str) -> str:
             return render(text, r)
+
+        def value_of(text: str) -> str | None:
+            return render_value(text, r)
     else:
         def show(text: str) -> str:
             return render_on_gpus(text, r, over.resolvers)
+
+        def value_of(text: str) -> str | None:
+            return render_value_on_gpus(text, r, over.resolvers)
     span = None
     flag = None
     related: list[tuple[Span, str]] = []
@@ -719,13 +726,13 @@ def _rule_finding(rule: KbRule, parsed: ParsedArgs, r: LaunchResolver, inv: Invo
             span, flag = use.span, use.spelling
         else:
             span = anchor or (inv.span if inv is not None else Span(0, 0))
-    fixes = [f for f in (_render_fix(fx, parsed, show, inv, text_of) for fx in rule.fixes) if f is not None]
+    fixes = [f for f in (_render_fix(fx, parsed, show, value_of, inv, text_of) for fx in rule.fixes) if f is not None]
     return finding(rule.code, show(rule.message), span, flag=flag, sglang_error=rule.sglang_error,
                    kb_id=rule.kb_id, fixes=fixes, related=related, tags=rule.tags)
 
 
-def _render_fix(fx: dict, parsed: ParsedArgs, show: Callable[[str], str], inv: Invocation | None,
-                text_of) -> Fix | None:
+def _render_fix(fx: dict, parsed: ParsedArgs, show: Callable[[str], str], value_of: Callable[[str], str | None],
+                inv: Invocation | None, text_of) -> Fix | None:
     from ...fixes.edits import add_flag_edits, remove_flag_edits, set_value_edits  # (only a rule with fixes)
 
     title = show(fx["title"])
@@ -738,8 +745,8 @@ def _render_fix(fx: dict, parsed: ParsedArgs, show: Callable[[str], str], inv: I
     kind = fx["kind"]
     value = fx.get("value")
     if isinstance(value, str) and "{" in value:
-        value = show(value)
-        if "?" in value:
+        value = value_of(value)
+        if value is None:
             return None  # the value depends on something unknown
     if kind == "set" and opt.is_switch:
         kind, value = ("add", None) if value not in (False, "false") else ("remove", None)
@@ -786,7 +793,18 @@ def kb_findings(parsed: ParsedArgs, inv: Invocation | None, result: Any, anchor:
         found, undecided = evaluate_launch(parsed, ctx, inv, anchor=anchor, text_of=text_of,
                                            declared_model=declared, at=at)
         result.undecided[id(inv) if inv is not None else id(parsed)] = undecided
-        return found
+        return unread_model_findings(parsed, ctx, inv, anchor) + found
     except Exception as exc:  # pragma: no cover - defensive
         contain_failure(result, "knowledge-base rules", log, exc)
         return []
+
+
+def unread_model_findings(parsed: ParsedArgs, ctx: Context, inv: Invocation | None, anchor: Span | None) -> list[Finding]:
+    """SGL071 for each model configuration the check refused to read (a FIFO, a device, a file of
+    gigabytes: :mod:`sglang_lsp.base.workspace_files`), on the flag that names the model."""
+    out = []
+    for dest, message in ctx.unread:
+        use = parsed.last_use(dest)
+        span = use.span if use is not None else anchor or (inv.span if inv is not None else Span(0, 0))
+        out.append(finding("SGL071", message, span, flag=use.spelling if use is not None else None))
+    return out

@@ -30,6 +30,7 @@ import math
 import os
 from typing import TYPE_CHECKING, Any, Optional
 
+from ...base import workspace_files
 from ...base.unknown import UNKNOWN
 from .effective_state import unknown_in
 
@@ -253,9 +254,8 @@ def _side_files(directory: Optional[str]) -> dict:
 
 @functools.lru_cache(maxsize=32)
 def _read_side(path: str, stamp: int) -> dict:
-    try:
-        with open(path) as f:
-            return {"hf_quant_config.json": json.load(f)}
+    try:  # through the workspace reader: a FIFO or a /dev/zero link planted there is refused
+        return {"hf_quant_config.json": json.loads(workspace_files.read_bytes(path, workspace_files.MODEL_CONFIG))}
     except (OSError, ValueError):
         return {}
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 from typing import Optional
+
+from ...base import workspace_files
 from .kv import estimate_kv_cache, plan_kv_budget
 from .model import ESTIMATED, EXACT, KVCacheEstimate, MemoryPlan, ParallelLayout, UnsupportedModel, WeightsEstimate, describe_model
 from .quantization import read_quantization
@@ -16,20 +18,20 @@ def read_model_dir(directory: str) -> tuple[dict, dict]:
     """config.json and the small quantization side files of a local checkpoint directory. Raises
     ``UnsupportedModel`` with the reason when config.json cannot be read."""
     path = os.path.join(directory, "config.json")
-    try:
-        with open(path) as f:
-            cfg = json.load(f)
-    except (OSError, ValueError) as e:
+    try:  # (through the workspace reader: a FIFO or a /dev/zero link planted there is refused)
+        cfg = json.loads(workspace_files.read_bytes(path, workspace_files.MODEL_CONFIG))
+    except OSError as e:
+        raise UnsupportedModel(f"{path}: cannot read config.json ({workspace_files.describe(e)})") from None
+    except ValueError as e:
         raise UnsupportedModel(f"{path}: cannot read config.json ({e})") from None
     if not isinstance(cfg, dict):
         raise UnsupportedModel(f"{path}: config.json is not a JSON object")
     side = {}
     for name in ("hf_quant_config.json",):
         p = os.path.join(directory, name)
-        if os.path.isfile(p):
+        if os.path.lexists(p):
             try:
-                with open(p) as f:
-                    side[name] = json.load(f)
+                side[name] = json.loads(workspace_files.read_bytes(p, workspace_files.MODEL_CONFIG))
             except (OSError, ValueError):
                 pass
     return cfg, side

@@ -10,6 +10,8 @@ import re
 import struct
 from dataclasses import dataclass
 from typing import Optional
+
+from ...base import workspace_files
 from .model import ESTIMATED, EXACT, ModelShape, ParallelLayout, WeightsEstimate
 from .quantization import Quantization, Scheme, ceil_div, is_excluded
 
@@ -318,12 +320,12 @@ class CheckpointSize:
     mtp_bytes: Optional[int] = None  # bytes of layers past num_hidden_layers (headers only)
 
 
-_MAX_HEADER = 100 * 1024 * 1024
+_MAX_HEADER = workspace_files.SAFETENSORS_HEADER.limit - 8  # 100 MiB, safetensors' own bound
 
 
 def read_safetensors_header(path: str) -> dict:
     """The JSON header of one .safetensors file (the first 8 bytes give its length)."""
-    with open(path, "rb") as f:
+    with workspace_files.open_regular(path, workspace_files.SAFETENSORS_HEADER) as f:
         raw = f.read(8)
         if len(raw) != 8:
             raise ValueError(f"{path}: not a safetensors file (shorter than 8 bytes)")
@@ -345,10 +347,9 @@ def checkpoint_size(directory: str, num_layers: Optional[int] = None) -> Optiona
     index with ``metadata.total_size`` nor readable safetensors headers. With headers and
     ``num_layers``, the bytes of layers past it (MTP/NextN modules) are counted apart."""
     idx = os.path.join(directory, "model.safetensors.index.json")
-    if os.path.isfile(idx):
+    if os.path.lexists(idx):
         try:
-            with open(idx) as f:
-                index = json.load(f)
+            index = json.loads(workspace_files.read_bytes(idx, workspace_files.CHECKPOINT_INDEX))
             meta = index.get("metadata") if isinstance(index, dict) else None
             total = meta.get("total_size") if isinstance(meta, dict) else None
             if isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..check import Options, Result, check_document
-from ...base.document import Document
+from ...base.document import Document, not_text
 from .common import Recheck
 from .shell import ScopeState, recheck_shell
 from .yaml import recheck_yaml
@@ -26,6 +26,8 @@ def recheck(doc: Document, options: Options, previous: Result | None, state: Any
     ``old_tree``: the previous tree edited to ``doc``'s text (see check_document).
     ``full=False``: ``None`` where a check from scratch would be needed (the language server
     then runs it on its worker thread)."""
+    if not_text(doc.data) is not None:  # nothing to parse, nothing to reuse: SGL070 alone
+        return Recheck(check_document(doc, options), None, False)
     if doc.language == "yaml":
         return recheck_yaml(doc, options, previous, state, old_tree, full)  # by documents, not statements
     if doc.language != "shell":

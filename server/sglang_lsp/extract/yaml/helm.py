@@ -19,7 +19,7 @@ import os
 import re
 from typing import Any
 
-from ...base import queries
+from ...base import queries, workspace_files
 from ...base.invocation import CharRun, Word
 from .scalars import resolve_plain, scalar
 
@@ -98,9 +98,8 @@ def _rendered(value: Any) -> str | None:
 def _values(path: str, stamp: int) -> dict:
     """``values.yaml`` as nested mappings of literal scalars (anything else is left out)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
+        data = workspace_files.read_bytes(path, workspace_files.HELM_VALUES)
+    except OSError:  # (also a file the reader refuses: logged there, the values stay unknown)
         return {}
     tree = queries.parser("yaml").parse(data)
     doc = next((c for c in tree.root_node.named_children if c.type == "document"), None)
