@@ -16,7 +16,10 @@ passes (median reported):
 * full: read the file and run :func:`sglang_lsp.engine.check.check_document` on it (extraction, argv
   resolution against the catalog and the knowledge-base rules for every launch);
 * unrelated: the full check of a manifest of the same size that launches no sglang (the
-  byte-level pre-check should make it cost next to nothing).
+  byte-level pre-check should make it cost next to nothing);
+* one document read through PyYAML: the full check of the manifest with a document inserted in
+  its middle that tree-sitter-yaml rejects and kubectl reads (a multi-line quoted ``sh -c`` item),
+  which makes the check confirm the error with PyYAML and parse the file again.
 
 Then it checks ``--runs`` manifests generated with other seeds, each once (bare and full): files
 this interpreter has never seen, so a cache keyed by contents cannot make them cheaper.
@@ -133,6 +136,25 @@ def _unrelated(i: int) -> list[str]:
             '              value: "8080"', "          ports:", "            - containerPort: 8080"]
 
 
+# a document that kubectl reads and tree-sitter-yaml does not (the continuation line of the quoted
+# `sh -c` item is indented no deeper than the list): its file is read through PyYAML's view
+QUIRKY_DOCUMENT = """---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: sh-c-quirk
+spec:
+  containers:
+    - name: server
+      image: lmsysorg/sglang:v0.5.3-cu129
+      command:
+        - sh
+        - -c
+        - "python3 -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --tp-size 2 \\
+        --host 0.0.0.0 --port 30000"
+"""
+
+
 def generate(lines: int, seed: int, related: bool = True) -> str:
     rng = random.Random(seed)
     docs: list[list[str]] = []
@@ -176,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="sglang-lsp-bench-yaml-") as tmp:
         path = Path(tmp) / "manifest.yaml"
         path.write_text(generate(args.lines, args.seed), encoding="utf-8")
+        quirky = Path(tmp) / "quirky.yaml"  # with one document that tree-sitter-yaml rejects and PyYAML reads
+        text = path.read_text(encoding="utf-8")
+        middle = text.index("\n---\n", len(text) // 2) + 1
+        quirky.write_text(text[:middle] + QUIRKY_DOCUMENT + text[middle:], encoding="utf-8")
         unrelated = Path(tmp) / "unrelated.yaml"
         unrelated.write_text(generate(args.lines, args.seed, related=False), encoding="utf-8")
         parser = ts.Parser(ts.Language(tree_sitter_yaml.language()))
@@ -205,15 +231,18 @@ def main(argv: list[str] | None = None) -> int:
         tb = time_passes(bare, args.runs)
         te = time_passes(extract, args.runs)
         tf = time_passes(full, args.runs)
+        tq = time_passes(lambda: full(quirky), args.runs)
         tu = time_passes(lambda: full(unrelated), args.runs)
         tub = time_passes(lambda: bare(unrelated), args.runs)
-        mb, me, mf, mu, mub = (statistics.median(x) for x in (tb, te, tf, tu, tub))
+        mb, me, mf, mq, mu, mub = (statistics.median(x) for x in (tb, te, tf, tq, tu, tub))
         print(f"    {'measurement':<52}{'median':>12}")
         print(f"    {'bare: read + tree-sitter-yaml parse':<52}{_fmt(mb)}")
         print(f"    {'extract: read + yaml_extract.extract_yaml':<52}{_fmt(me)}")
         print(f"    {'full: read + engine.check_document':<52}{_fmt(mf)}")
         print(f"    {'ratio extract / bare':<52}{me / mb:9.2f} x")
         print(f"    {'ratio full / bare':<52}{mf / mb:9.2f} x")
+        print(f"    {'full, one document read through PyYAML':<52}{_fmt(mq)}")
+        print(f"    {'ratio that / full':<52}{mq / mf:9.2f} x")
         print(f"    {'unrelated manifest, bare parse':<52}{_fmt(mub)}")
         print(f"    {'unrelated manifest, full check (pre-check only)':<52}{_fmt(mu)}")
         print(f"    {'ratio unrelated full / bare':<52}{mu / mub:9.2f} x")

@@ -323,11 +323,11 @@ def test_hover_on_a_flag_sglang_refuses_as_written(text):
     assert program is None or "--enable-metrics" not in program.contents.value
 
 
-@pytest.mark.parametrize("gpu, attention, chunk", [
+@pytest.mark.parametrize("gpu, attention, page, chunk, fraction", [
     # sglang 0.5.23's own resolution (shared/oracle, `oracle.py --one GPU --model llama3-8b -- --tp-size 2`)
-    ("H100", "fa3", 8192), ("B200", "trtllm_mha", 16384), ("MI300X", "aiter", 16384),
+    ("H100", "fa3", 1, 8192, 0.828), ("B200", "trtllm_mha", 64, 16384, 0.853), ("MI300X", "aiter", 1, 16384, 0.866),
 ])
-def test_inlay_hints_show_what_sglang_picks_for_unset_flags(gpu, attention, chunk):
+def test_inlay_hints_show_what_sglang_picks_for_unset_flags(gpu, attention, page, chunk, fraction):
     from sglang_lsp.engine.check import Options
     from sglang_lsp.lsp.features.inlay import inlay_hints
 
@@ -335,15 +335,18 @@ def test_inlay_hints_show_what_sglang_picks_for_unset_flags(gpu, attention, chun
     text = f"python -m sglang.launch_server --model-path {model} --tp-size 2\n"
     result = check_document(Document(text, "/tmp/auto.sh", "shell"), Options(gpu=gpu))
     hints = [h for h in inlay_hints(result, 0, len(text), "utf-16") if str(h.label).startswith("picks ")]
-    assert [h.label for h in hints] == [f"picks --attention-backend {attention}, --chunked-prefill-size {chunk}"]
+    assert [h.label for h in hints] == [f"picks --attention-backend {attention}, --page-size {page}, "
+                                        f"--chunked-prefill-size {chunk}, --mem-fraction-static {fraction}"]
     assert (hints[0].position.line, hints[0].position.character) == (0, len("python -m sglang.launch_server"))
     # hover on the program says the same
     from sglang_lsp.lsp.features.hover import hover
 
     shown = hover(result, 2, "utf-16").contents.value
-    assert f"sglang picks at start-up: `--attention-backend` → `{attention}`, `--chunked-prefill-size` → `{chunk}`" in shown
+    assert (f"sglang picks at start-up: `--attention-backend` → `{attention}`, `--page-size` → `{page}`, "
+            f"`--chunked-prefill-size` → `{chunk}`, `--mem-fraction-static` → `{fraction}`") in shown
     # set by the launch: nothing to pick; an unknown GPU: no guess
-    chosen = text.replace("--tp-size 2", "--tp-size 2 --attention-backend triton --chunked-prefill-size 4096")
+    chosen = text.replace("--tp-size 2", "--tp-size 2 --attention-backend triton --chunked-prefill-size 4096 "
+                                         "--page-size 1 --mem-fraction-static 0.8")
     result = check_document(Document(chosen, "/tmp/auto.sh", "shell"), Options(gpu=gpu))
     assert not [h for h in inlay_hints(result, 0, len(chosen), "utf-16") if str(h.label).startswith("picks ")]
     result = check_document(Document(text, "/tmp/auto.sh", "shell"))

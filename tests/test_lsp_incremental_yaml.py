@@ -176,14 +176,79 @@ def _fixture_manifest() -> str:
     parts = []
     for path in sorted((ROOT / "tests" / "fixtures" / "rules").glob("*/*/*.yaml")):
         text = path.read_text(encoding="utf-8")
-        if any(s in text for s in ("sglang-lsp:", "<<<<<<<", "services:", "\n---", "{{")):
+        if path.parts[-3] == "SGL022" or any(s in text for s in ("sglang-lsp:", "<<<<<<<", "services:", "\n---",
+                                                                 "{{")):
             continue
         if "kind:" in text and len(parts) < 30:
             parts.append(text.rstrip("\n") + "\n")
     return "---\n".join(parts)
 
 
+OPERATORS = """---
+apiVersion: ome.io/v1beta1
+kind: ClusterServingRuntime
+metadata:
+  name: srt
+spec:
+  engineConfig:
+    leader:
+      runner:
+        name: ome-container
+        ports:
+          - containerPort: 30000
+        command: [python3, -m, sglang.launch_server, --model-path, m, --tp-size, "16", --nnodes, $(LWS_GROUP_SIZE),
+                  --node-rank, $(LWS_WORKER_INDEX)]
+    worker:
+      size: 1
+      runner:
+        name: ome-container
+        ports:
+          - containerPort: 30001
+        command: [python3, -m, sglang.launch_server, --model-path, m, --tp-size, "16", --nnodes, $(LWS_GROUP_SIZE),
+                  --node-rank, $(LWS_WORKER_INDEX)]
+---
+apiVersion: workloads.x-k8s.io/v1alpha2
+kind: RoleBasedGroup
+metadata:
+  name: agg
+spec:
+  roles:
+    - name: backend
+      replicas: 1
+      leaderWorkerPattern:
+        size: 2
+        template:
+          spec:
+            containers:
+              - name: sglang
+                command: [python3, -m, sglang.launch_server, --model-path, m, --tp-size, "2",
+                          --nnodes, $(RBG_LWP_GROUP_SIZE), --node-rank, $(RBG_LWP_WORKER_INDEX)]
+                resources:
+                  limits: {nvidia.com/gpu: "1"}
+---
+apiVersion: inference.llmaz.io/v1alpha1
+kind: BackendRuntime
+metadata:
+  name: sglang
+spec:
+  command:
+    - python3
+    - -m
+    - sglang.launch_server
+  image: lmsysorg/sglang
+  version: v0.5.3
+  recommendedConfigs:
+    - name: default
+      args: [--model-path, /m, --port, "8080"]
+    - name: two
+      args: [--model-path, /m, --tp, "2"]
+  readinessProbe:
+    httpGet: {path: /health, port: 8080}
+"""
+
+
 def _texts():
+    yield WITHOUT_CONFIGMAP + "\n" + OPERATORS  # operators' groups and an object holding launches
     yield MANIFEST  # a ConfigMap config (edits of it, and of the launch reading it: from scratch)
     yield WITHOUT_CONFIGMAP + "---\n" + MANIFEST.split("\n---\n")[0] + "\n"  # the config after the launch reading it
     yield WITHOUT_CONFIGMAP.replace("# sglang on a few node pools", "# 模型 😀 pools").replace("\n", "\r\n")
@@ -474,3 +539,48 @@ def test_edits_of_a_configmap_config_equal_a_check_from_scratch(seed):
 
     taken = _random_walk(snap, options, done, rng, 30, 0.5, pick)
     assert taken >= 8
+
+
+# a document that tree-sitter-yaml rejects and kubectl reads (a multi-line double-quoted item
+# less indented than its quote): its file is read through PyYAML's view (extract.yaml.consumer)
+SH_C_ITEM = """---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: sh-c
+spec:
+  template:
+    spec:
+      containers:
+        - name: s
+          command:
+            - sh
+            - -c
+            - "python3 -m sglang.launch_server --model-path /m --tp 2 \\
+            --port 30000 --bogus-flag"
+"""
+
+
+@pytest.mark.parametrize("text, old, new", [
+    (WITHOUT_CONFIGMAP + "\n" + SH_C_ITEM, '"--nnodes", "4"', '"--nnodes", "8"'),  # elsewhere in such a file
+    (WITHOUT_CONFIGMAP + "\n" + SH_C_ITEM, "--bogus-flag", "--bogus-flag --tp 4"),  # in the item itself
+    (WITHOUT_CONFIGMAP, '            - --host 0.0.0.0\n', '            - "--host\n            0.0.0.0"\n'),  # makes one
+])
+def test_a_file_read_through_pyyaml_is_checked_from_scratch(text, old, new):
+    """A file whose tree needed PyYAML's view (a false syntax error of tree-sitter) is re-checked
+    from scratch, and an edit that makes one too: the result equals a check from scratch."""
+    first, second = _replace(text, old, new)
+    assert not second.incremental
+    assert not [f for f in second.result.findings if f.code == "SGL022"]
+
+
+@pytest.mark.parametrize("old, new", [
+    ('--tp, "2"]', '--tp, "4"]'),  # an llmaz recommended config's args
+    ("      size: 1\n", "      size: 3\n"),  # an OME worker group's size
+    ('limits: {nvidia.com/gpu: "1"}', 'limits: {nvidia.com/gpu: "2"}'),  # an RBG pod's GPUs
+])
+def test_operator_documents_are_rechecked_incrementally(old, new):
+    """The groups of operators and the objects holding launches are read within their own
+    document: an edit in one is re-checked incrementally, and equals a check from scratch."""
+    first, second = _replace(WITHOUT_CONFIGMAP + "\n" + OPERATORS, old, new)
+    assert first.state is not None and second.incremental

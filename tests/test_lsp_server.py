@@ -296,6 +296,17 @@ async def test_yaml_config_file_is_checked(client: LanguageClient):
     assert d.range.start == find_char(text, "eight")
 
 
+async def test_a_broken_yaml_document_hides_no_other_document(client: LanguageClient):
+    # issue 24: a syntax error in the first document used to leave the file with 0 diagnostics
+    text = ("metadata: {name: s12} x\n---\nservices:\n  sglang:\n    image: lmsysorg/sglang:v0.5.3\n"
+            "    command: python3 -m sglang.launch_server --model-path /m --bogus-flag 1\n")
+    uri = open_doc(client, "compose.yaml", text, language_id="yaml")
+    p = await published(client, uri, 1)
+    assert sorted((d.range.start.line, d.code) for d in p.diagnostics) == [(0, "SGL022"), (5, "SGL001")]
+    assert {d.code: d.range.start for d in p.diagnostics} == {"SGL022": find_char(text, "x\n"),
+                                                             "SGL001": find_char(text, "--bogus-flag")}
+
+
 @pytest.mark.parametrize(("name", "language_id", "text"), [
     ("deployment.yaml", "yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"),
     ("notes.txt", "plaintext", "remember to buy --milk\n"),

@@ -43,6 +43,13 @@ from sglang_lsp.base.findings import Severity  # noqa: E402
 from sglang_lsp.checks.kb.rule import kb_rules  # noqa: E402
 
 JUDGED = ("ok", "error")  # harness_limit / timeout / crash are not sglang's verdict
+# Deployment rules (checks/deployment.py): what happens after argument resolution (start-up,
+# networking, containers, node ranks). The oracle stops at resolution (or layer construction), so
+# an accepted case says nothing about them: their errors on accepted cases are counted apart
+# ("unconfirmed"), never as false errors. E.g. SGL057 (`--node-rank` not below `--nnodes`):
+# sglang resolves the arguments, then the node computes rank ranges outside the group
+# (entrypoints/engine.py:_calculate_rank_ranges) and never joins it.
+DEPLOYMENT_CODES = frozenset(f"SGL{n:03d}" for n in range(50, 62))
 
 
 def script_for(case: dict) -> str:
@@ -68,6 +75,7 @@ class Verdict:
     kb_codes: list
     explained: bool
     in_scope: list  # KB rule codes whose regex matches sglang's message
+    unconfirmed: list = field(default_factory=list)  # deployment errors on an accepted case
 
 
 @dataclass
@@ -81,6 +89,7 @@ class Summary:
     scope_detected: int = 0
     scope_explained: int = 0
     false_errors: int = 0
+    unconfirmed: int = 0  # accepted cases with deployment errors only the real start-up could confirm
     misses: list = field(default_factory=list)
     scope_misses: list = field(default_factory=list)
     unexplained: list = field(default_factory=list)
@@ -99,6 +108,7 @@ class Summary:
             "scope_detected_pct": pct(self.scope_detected, self.scope_rejected),
             "scope_explained_pct": pct(self.scope_explained, self.scope_rejected),
             "false_errors": self.false_errors, "false_error_pct": pct(self.false_errors, self.accepted),
+            "unconfirmed_deployment_errors": self.unconfirmed,
         }
 
 
@@ -148,9 +158,14 @@ def judge(case: dict, with_gpu: bool = True) -> Verdict:
     if case.get("outcome") == "ok" and case.get("stage", "resolve") == "resolve" and case.get("model"):
         # the case stopped after argument resolution: it says nothing about layer-construction checks
         errors = [f for f in errors if f.code not in _layer_rules()]
+    unconfirmed = []
+    if case.get("outcome") == "ok":
+        unconfirmed = [f for f in errors if f.code in DEPLOYMENT_CODES]
+        errors = [f for f in errors if f.code not in DEPLOYMENT_CODES]
     explained = any(f.sglang_error and matches(f.sglang_error, case, _sites().get(f.code, (None, None))[1])
                     for f in errors)
-    return Verdict(case, errors, [f.code for f in findings if f.kb_id], explained, in_scope(case) if rejected(case) else [])
+    return Verdict(case, errors, [f.code for f in findings if f.kb_id], explained, in_scope(case) if rejected(case) else [],
+                   unconfirmed)
 
 
 def replay(cases: list[dict], with_gpu: bool = True) -> tuple[Summary, list[Verdict]]:
@@ -187,6 +202,7 @@ def replay(cases: list[dict], with_gpu: bool = True) -> tuple[Summary, list[Verd
                     pr[2] += v.explained
         else:
             s.accepted += 1
+            s.unconfirmed += bool(v.unconfirmed)
             if v.errors:
                 s.false_errors += 1
                 s.false.append(v)

@@ -14,6 +14,7 @@ import {
   ServerOptions,
   State,
 } from 'vscode-languageclient/node';
+import { commandArguments, EFFECTIVE_SCHEME, EffectiveDocuments, SERVER_EFFECTIVE_COMMAND, showEffective } from './effective';
 import { askForLine, ExplanationDocuments, isExplanation, render, SCHEME, SERVER_EXPLAIN_COMMAND } from './explain';
 import { installServer } from './install';
 import { exeName, findServer, parseVersion, SearchResult } from './locate';
@@ -28,6 +29,7 @@ let client: LanguageClient | undefined;
 let serverProcess: ChildProcess | undefined;
 let output: vscode.LogOutputChannel;
 let status: StatusBar;
+let effectiveDocuments: EffectiveDocuments;
 /** Start/stop/restart run one after the other, never interleaved. */
 let queue: Promise<unknown> = Promise.resolve();
 
@@ -136,6 +138,14 @@ async function start(): Promise<void> {
             item.section === SECTION ? serverSettings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined) : answers[i]);
         },
       },
+      // the server's code lens runs its effective-configuration command: show the answer
+      executeCommand: async (command, args, next) => {
+        const answer = await next(command, args);
+        if (command === SERVER_EFFECTIVE_COMMAND) {
+          await showEffective(effectiveDocuments, answer);
+        }
+        return answer;
+      },
     },
   };
   const next = new LanguageClient(SECTION, 'sglang-lsp', serverOptions, clientOptions);
@@ -200,6 +210,25 @@ function restart(): Promise<void> {
   });
 }
 
+async function showEffectiveConfiguration(): Promise<void> {
+  const current = client;
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    void vscode.window.showInformationMessage('sglang-lsp: open a launch file and put the cursor on a launch.');
+    return;
+  }
+  if (!current?.isRunning()) {
+    void vscode.window.showErrorMessage('sglang-lsp: the language server is not running.', 'Show Output').then((c) => c && output.show());
+    return;
+  }
+  const at = editor.selection.active;
+  const answer = await current.sendRequest(ExecuteCommandRequest.type, {
+    command: SERVER_EFFECTIVE_COMMAND,
+    arguments: commandArguments(editor.document.uri.toString(), at.line, at.character),
+  });
+  await showEffective(effectiveDocuments, answer);
+}
+
 async function explain(documents: ExplanationDocuments, arg: unknown): Promise<void> {
   const current = client;
   if (!current?.isRunning()) {
@@ -236,11 +265,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   output = vscode.window.createOutputChannel('sglang-lsp', { log: true });
   status = new StatusBar();
   const documents = new ExplanationDocuments();
+  effectiveDocuments = new EffectiveDocuments();
   const ext = context.extension;
   context.subscriptions.push(
     output,
     status,
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, documents),
+    vscode.workspace.registerTextDocumentContentProvider(EFFECTIVE_SCHEME, effectiveDocuments),
+    vscode.commands.registerCommand('sglang-lsp.showEffectiveConfiguration', () => showEffectiveConfiguration()),
     vscode.commands.registerCommand('sglang-lsp.restartServer', () => restart()),
     vscode.commands.registerCommand('sglang-lsp.showOutput', () => output.show()),
     vscode.commands.registerCommand('sglang-lsp.explain', (arg?: unknown) => explain(documents, arg)),
@@ -268,6 +300,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         { label: '$(versions) sglang version', description: status.sglangVersion() || `default${status.info.defaultSglang ? ` (${status.info.defaultSglang})` : ''}`, command: 'sglang-lsp.selectSglangVersion' },
         { label: '$(debug-restart) Restart Server', command: 'sglang-lsp.restartServer' },
         { label: '$(question) Explain an sglang Error Message…', command: 'sglang-lsp.explain' },
+        { label: '$(list-tree) Show Effective Configuration', command: 'sglang-lsp.showEffectiveConfiguration' },
         { label: '$(output) Show Output', command: 'sglang-lsp.showOutput' },
       ];
       if (status.state === 'missing' || status.state === 'failed') {

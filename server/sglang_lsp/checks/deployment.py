@@ -29,6 +29,7 @@ from ..context.inference import placement
 from ..context.placement import FileScalar, Matches, Mover, Placement, Probe, same_moved
 from ..context.script_placement import carry_matches
 from ..rules import finding
+from ..extract.yaml.operators import GROUP_SIZE_NAMES, WORKER_INDEX
 
 log = logger(__name__)
 
@@ -85,12 +86,16 @@ def deployment_findings(doc: Document, result: Any, carried: dict[int, Launch] |
     try:
         launches = _launches(doc, result, carried or {})
         out: list[Finding] = []
+        seen: set[tuple] = set()
         for launch in launches:
             if launch.where is None:
                 continue
             if launch.own is None:
                 launch.own = _own_findings(launch, doc)
-            out += launch.own
+            for f in launch.own:  # (launches that share words, e.g. an llmaz BackendRuntime's configs: once)
+                if (f.code, f.span, f.message) not in seen:
+                    seen.add((f.code, f.span, f.message))
+                    out.append(f)
         out += _multi_node(launches, getattr(result, "tree", None))
         out += _compose_interpolations(launches, doc)
         out += _image_vendor(launches)
@@ -466,18 +471,24 @@ def _follower_probes(launch: Launch, where: Placement, port: int | None, named: 
     out = []
     use = launch.parsed.last_use("node_rank")
     related = [(_value_span(use), "this node's rank")] if use is not None else []
+    pod = _WORKER_POD.get(where.group[0] if where.group else "", "worker pod") if where.role == "worker" \
+        else "follower node"
     for probe in where.probes:
         if probe.port is None or probe.handler not in ("httpGet", "tcpSocket", "grpc"):
             continue
         if port is not None and _resolve_port(probe, named) not in (port, None):
             continue  # another process's port
         out.append(finding(
-            "SGL052", f"the {probe.kind} checks sglang's port on a node with a rank other than 0 (a "
-            f"{'LeaderWorkerSet worker' if where.role == 'worker' else 'follower node'}), but only rank 0 runs "
-            "the HTTP server: the probe never succeeds; use an `exec` probe or none on these pods",
+            "SGL052", f"the {probe.kind} checks sglang's port on a node with a rank other than 0 (a {pod}), but "
+            "only rank 0 runs the HTTP server: the probe never succeeds; use an `exec` probe or none on these pods",
             probe.port.span, related=related,
         ))
     return out
+
+
+# what a worker pod is called, by the group it belongs to
+_WORKER_POD = {"lws": "LeaderWorkerSet worker", "llmaz": "LeaderWorkerSet worker", "rbg": "RoleBasedGroup worker",
+               "rbg-lws": "RoleBasedGroup worker", "ome": "OME worker", "kserve": "KServe worker"}
 
 
 def _resolve_port(probe: Probe, named: dict[str, FileScalar]) -> int | None:
@@ -668,7 +679,7 @@ def _group_size(members: list[Launch]) -> list[Finding]:
         use = launch.parsed.last_use("nnodes")
         if size is None or nnodes is None or nnodes < 2 or size == nnodes or use is None:
             continue
-        what = "LeaderWorkerSet `size`" if where.group[0] == "lws" else "StatefulSet `replicas`"
+        what = GROUP_SIZE_NAMES.get(where.group[0], "group size")
         out.append(finding(
             "SGL058", f"`--nnodes {nnodes}` but the {what} is {size}: "
             + ("sglang waits for nodes that are never started" if size < nnodes else
@@ -746,8 +757,7 @@ def _fixed_worker_rank(launch: Launch) -> list[Finding]:
     pods = size - 1 if where.role == "worker" else size
     if pods < 2 or where.role == "leader":
         return []
-    source = "`$(LWS_WORKER_INDEX)`" if where.group[0] == "lws" else \
-        "the pod index (`apps.kubernetes.io/pod-index` label)"
+    source = WORKER_INDEX.get(where.group[0], "the pod's index")
     return [finding(
         "SGL059", f"`--node-rank {rank}` is written into a template that {pods} pods run, so they all claim node "
         f"rank {rank}; take the rank from {source}", _value_span(use), flag=use.spelling,

@@ -125,6 +125,12 @@ def _serve_arguments(s: argparse.ArgumentParser) -> None:
 
 
 # subcommand → (help, what adds its arguments), in the order `--help` lists them
+def _resolve_arguments(c: argparse.ArgumentParser) -> None:
+    from .resolve import add_arguments
+
+    add_arguments(c)
+
+
 SUBCOMMANDS = {
     "check": ("check files or directories", _check_arguments),
     "migrate": ("propose (or apply) the flag migrations of an sglang upgrade", _migrate_arguments),
@@ -134,6 +140,8 @@ SUBCOMMANDS = {
     "explain": ("explain sglang error messages found in logs or tracebacks", _explain_arguments),
     "kb": ("knowledge-base tools", _kb_arguments),
     "serve": ("run the language server (LSP over stdio by default)", _serve_arguments),
+    "resolve": ("show the effective server arguments of each launch (after sglang's own resolution)",
+                _resolve_arguments),
 }
 
 
@@ -509,6 +517,10 @@ def main(argv: list[str] | None = None) -> int:
             from . import kb_commands as commands
 
             return commands.run_explain(args) if args.command == "explain" else commands.run_kb(args, parser)
+        if args.command == "resolve":
+            from .resolve import run as run_resolve
+
+            return run_resolve(args)
         if args.command == "serve":
             from ..lsp import serve  # pygls is imported only here, never on the check path
 

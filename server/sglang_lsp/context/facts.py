@@ -223,12 +223,13 @@ class ModelFacts(Record):
     class, see :class:`~sglang_lsp.base.findings.Record`.)"""
 
     __slots__ = _fields = ("path", "architecture", "model_type", "is_moe", "is_mla", "num_experts", "dtype",
-                           "quant_method", "quant", "is_draft", "is_adapter", "dims", "quant_raw")
+                           "quant_method", "quant", "is_draft", "is_adapter", "dims", "quant_raw", "config")
 
     def __init__(self, path: str, architecture: str | None, model_type: str | None, is_moe: bool, is_mla: bool,
                  num_experts: int | None, dtype: str | None, quant_method: str | None,
                  quant: dict[str, Any] | None = None, is_draft: bool = False, is_adapter: bool = False,
-                 dims: dict[str, Any] | None = None, quant_raw: dict[str, Any] | None = None):
+                 dims: dict[str, Any] | None = None, quant_raw: dict[str, Any] | None = None,
+                 config: dict[str, Any] | None = None):
         self.path = path
         self.architecture = architecture
         self.model_type = model_type
@@ -242,6 +243,7 @@ class ModelFacts(Record):
         self.is_adapter = is_adapter  # a PEFT adapter directory (adapter_config.json), not a model
         self.dims = {} if dims is None else dims  # sizes: hidden_size, heads, context_length, …
         self.quant_raw = {} if quant_raw is None else quant_raw  # the quantization_config as written (for sglang's own detection)
+        self.config = {} if config is None else config  # config.json as written (sglang's model-specific resolution)
 
     def facts(self) -> dict[str, Any]:
         q = self.quant
@@ -444,6 +446,7 @@ def read_model_facts(directory: str) -> ModelFacts | None:
         is_mla=is_mla, num_experts=experts, dtype=dtype if isinstance(dtype, str) else None,
         quant_method=quant_method, quant=scheme, is_draft=is_draft, dims=dims,
         quant_raw=dict(qc) if isinstance(qc, dict) else {},
+        config=cfg,
     )
 
 

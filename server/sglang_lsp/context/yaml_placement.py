@@ -124,7 +124,35 @@ class YamlView:
                 return self._k8s(chain, i, single=True)
         if len(keys) >= 2 and keys[0] == "services":
             return self._compose(chain[1][1])
+        if keys[:2] == ["spec", "command"]:
+            top = self.fields(self._parent(chain[0][1]))
+            if self.ex.scalar_text(top.get("kind")) == "BackendRuntime":
+                return self._backend_runtime(self._map(chain[0][1].child_by_field_name("value")))
         return self._other(chain, pos)
+
+    def _backend_runtime(self, spec: Any) -> Placement:
+        """An llmaz ``BackendRuntime``: its pods run ``image``:``version`` with the spec's probes
+        (llmaz sets the GPUs from the model's flavors, /dev/shm from each recommended config's
+        ``sharedMemorySize``)."""
+        out = Placement("kubernetes", container=spec.start_byte)
+        sf = self._pair_map(spec)
+        image = self._entry_value(sf["image"]) if "image" in sf else None
+        version = self._entry_value(sf["version"]) if "version" in sf else None
+        if image is not None and version is not None and ":" not in image.text.rsplit("/", 1)[-1]:
+            out.image = FileScalar(f"{image.text}:{version.text}", version.span, version.key_span)  # (the tag's range)
+        else:
+            out.image = image
+        for probe in PROBE_KEYS:
+            if probe in sf:
+                p = self._probe(probe, sf[probe][0], self._key_span(sf[probe]))
+                if p is not None:
+                    out.probes.append(p)
+        configs = [self.fields(self._map(c)) for c in self._seq(sf["recommendedConfigs"][0])] \
+            if "recommendedConfigs" in sf else []
+        out.shm = True if configs and all("sharedMemorySize" in c for c in configs) else None
+        key = sf["command"][1] if "command" in sf else None
+        out.shm_anchor = Span(key.start_byte, key.end_byte) if key is not None else None
+        return out
 
     # --- Kubernetes ------------------------------------------------------------------------
 
@@ -177,18 +205,12 @@ class YamlView:
                     out.labels.append((k, [val], "nodeSelector"))
         if "affinity" in pod:
             out.labels += self._affinity(pod["affinity"])
-        keys = [k for k, _ in chain]
-        if "leaderWorkerTemplate" in keys:
-            j = keys.index("leaderWorkerTemplate")
-            lwt = self._map(chain[j][1].child_by_field_name("value"))
-            out.group = ("lws", chain[j][1].start_byte)
-            out.role = "leader" if "leaderTemplate" in keys[j:] else "worker"
-            lf = self._pair_map(lwt)
-            if "size" in lf:
-                out.group_size = self._entry_value(lf["size"])
-            if out.role == "worker" and "leaderTemplate" not in lf:
-                out.role = "all"  # the worker template serves the leader too
-        elif keys[:2] == ["spec", "template"]:
+        group = self.ex.group_of(container, chain[: i + 1])
+        if group is not None:  # a LeaderWorkerSet, an RBG role, an OME runtime … (see extract.yaml.operators)
+            out.group, out.role = (group.kind, group.start), group.role
+            if group.size is not None and group.size_span is not None:
+                out.group_size = FileScalar(group.size, group.size_span)
+        elif [k for k, _ in chain[:2]] == ["spec", "template"]:
             top = self.fields(self._parent(chain[0][1]))
             spec = self._pair_map(self._map(top["spec"])) if "spec" in top else {}
             if "kind" in top and self.ex.scalar_text(top["kind"]) == "StatefulSet" and "replicas" in spec:

@@ -63,7 +63,7 @@ from ..engine.check import Result, check_document
 from ..engine.incremental import ScopeState, recheck
 from . import convert
 from .documents import Snapshot, TextChange, apply_changes, open_snapshot, uri_to_path, with_tree
-from .features import actions, completion, explain, hover, inlay, symbols
+from .features import actions, completion, effective, explain, hover, inlay, symbols
 from .settings import SECTION, KNOWN_KEYS, Settings, parse as parse_settings, section_of
 
 log = logging.getLogger("sglang_lsp.lsp")
@@ -754,6 +754,25 @@ def create_server() -> SglangLanguageServer:
         start = convert.to_byte(doc, params.range.start, server.encoding)
         end = convert.to_byte(doc, params.range.end, server.encoding)
         return inlay.inlay_hints(result, start, end, server.encoding)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    @_contained(server, "codeLens", list)
+    async def on_code_lens(params: types.CodeLensParams):
+        result = await server.result_for(params.text_document.uri)
+        return effective.code_lenses(result, params.text_document.uri, server.encoding) if result else []
+
+    @server.command(effective.EFFECTIVE_COMMAND)
+    @_contained(server, "effectiveConfiguration", lambda: None)
+    async def effective_configuration(*args):
+        uri = args[0] if args and isinstance(args[0], str) else None
+        result = await server.result_for(uri) if uri is not None else None
+        if result is None:
+            return None
+        at = effective.position_argument(args[1] if len(args) > 1 else None)
+        offset = None
+        if at is not None and convert.in_range(result.document, at):
+            offset = convert.to_byte(result.document, at, server.encoding)
+        return effective.effective_configuration(result, uri, offset)
 
     @server.command(EXPLAIN_COMMAND)
     @_contained(server, "explainError", lambda: {"line": "", "matches": []})

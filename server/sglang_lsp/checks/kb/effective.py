@@ -14,13 +14,12 @@ import functools
 from typing import Any, Callable
 
 from . import conditions
+from .effective_state import NO_FLAG_FIELDS, State
 from ... import logger
-from ...base.invocation import Invocation
 from ...base.unknown import UNKNOWN
-from ...catalog.parsed import FlagUse, ParsedArgs
+from ...catalog.parsed import ParsedArgs
 from ...catalog.catalog import Catalog
 from ...context.facts import MODEL_FACT_NAMES, Context
-from ...context.launch import launch_setup
 
 log = logger(__name__)
 
@@ -37,9 +36,47 @@ class LaunchResolver(conditions.Resolver):
             self._model = {**self._model, **declared_model, "known": True}
         self._draft = ctx.draft_facts()
         self._effective: dict[str, Any] = {}
+        # field → the source of its value when it is not the flag, the default or sglang's choice
+        # (``env``: an environment variable sglang reads into it); set by the ``effective.*`` models
+        self.sources: dict[str, str] = {}
         # (read for every name a condition or an auto-selection asks: straight from the parse)
         self._stored = _stored_dests(self.cat)
         self._open, self._explicit, self._values = parsed.open, parsed.explicit, parsed.values
+        self._state: State | None = None
+
+    def pipeline(self) -> State:
+        """sglang's whole resolution pipeline on this launch (run once, on first use)."""
+        if self._state is None:
+            from . import effective_pipeline  # (only for launches a rule, resolve or the editor asks about)
+
+            self._state = effective_pipeline.run(self)
+        return self._state
+
+    def exact_gpu_facts(self) -> dict | None:
+        """Facts of the exact target GPU, None when only a class of GPUs (or nothing) is known."""
+        return self._gpu if self.ctx.gpu is not None else None
+
+    def model_config(self) -> dict | None:
+        """The checkpoint's config.json as written (None: not read, or a dummy model). With model
+        facts declared by directives, a config holding those facts only."""
+        m = self.ctx.model
+        if self.ctx.model_dummy:
+            return None
+        if self.declared:
+            f = self._model
+            arch = f.get("arch")
+            if not isinstance(arch, str):
+                return None
+            out = {"architectures": [arch]}
+            for key in ("model_type", "num_key_value_heads", "num_attention_heads", "hidden_size", "head_dim"):
+                if f.get(key) not in (None, UNKNOWN):
+                    out[key] = f[key]
+            return out
+        return None if m is None else m.config
+
+    def draft_config(self) -> dict | None:
+        m = self.ctx.draft_model
+        return None if m is None else m.config
 
     def model_raw(self) -> dict | None:
         """The checkpoint's quantization config as written (None when the model is unknown)."""
@@ -121,11 +158,14 @@ class LaunchResolver(conditions.Resolver):
             return self._effective[field]
         except KeyError:
             pass
-        if field not in EFFECTIVE:
-            raise conditions.ConditionError(f"no modelled auto-selection for effective.{field}")
+        fn = EFFECTIVE.get(field)
+        if fn is None:
+            if not (self.cat.has_dest(field) or field in NO_FLAG_FIELDS):
+                raise conditions.ConditionError(f"no modelled auto-selection for effective.{field}")
+            fn = _pipeline_field(field)
         self._effective[field] = UNKNOWN  # guard against recursion
         try:
-            self._effective[field] = EFFECTIVE[field](self)
+            self._effective[field] = fn(self)
         except conditions.ConditionError:
             raise
         except Exception:  # pragma: no cover - a modelling bug must not break a check
@@ -147,6 +187,19 @@ def never_null(cat: Catalog, dest: str) -> bool:
     options = cat.by_dest.get(dest)
     return bool(options) and all(o.action == "store" and o.type in _NEVER_NULL_TYPES and o.nargs != "?"
                                  for o in options)
+
+
+def effective_name(field: str, cat: Catalog) -> bool:
+    """Whether ``effective.<field>`` names something the model answers: a function of
+    :data:`EFFECTIVE`, or any ServerArgs field (its value after sglang's resolution)."""
+    return field in EFFECTIVE or cat.has_dest(field) or field in NO_FLAG_FIELDS
+
+
+@functools.lru_cache(maxsize=None)
+def _pipeline_field(field: str) -> Callable[["LaunchResolver"], Any]:
+    """``effective.<field>`` of a ServerArgs field no function of :data:`EFFECTIVE` models: its
+    value after sglang's whole resolution pipeline (:mod:`.effective_pipeline`)."""
+    return lambda r: r.pipeline().final(field)
 
 
 @functools.lru_cache(maxsize=16)
@@ -273,250 +326,12 @@ def _eff_quantization_mismatch(r: "LaunchResolver") -> Any:
     return UNKNOWN if v is UNKNOWN else v[1]
 
 
-def _eff_attn_dp_size(r: "LaunchResolver") -> Any:
-    """``parallel_hook.handle_deprecated_dp_attention``: `--enable-dp-attention` with
-    `--attn-dp-size 1` moves the DP width from `--dp-size` to the attention DP size."""
-    on, attn, dp = r.arg("enable_dp_attention"), r.arg("attn_dp_size"), r.arg("dp_size")
-    if UNKNOWN in (on, attn) or (on and attn == 1 and dp is UNKNOWN):
-        return UNKNOWN
-    return dp if on and attn == 1 else attn
-
-
-def _eff_dp_size(r: "LaunchResolver") -> Any:
-    on, attn, dp = r.arg("enable_dp_attention"), r.arg("attn_dp_size"), r.arg("dp_size")
-    if UNKNOWN in (on, attn, dp):
-        return UNKNOWN
-    return 1 if on and attn == 1 else dp
-
-
-# the flags that make sglang's attention-backend auto-selection depend on more than the GPU
-_ATTN_SELECTION_INPUTS = ("speculative_algorithm", "prefill_attention_backend", "decode_attention_backend",
-                          "enable_lora", "lora_paths", "enable_multimodal", "rl_on_policy_target", "enable_hisparse")
-ATTENTION_ALIASES = {"tokenspeed_mla": "cutedsl_mla", "compressed": "dsv4"}
-# attention_hook.handle_deterministic_inference: models that run absorbed MLA
-DETERMINISTIC_DEEPSEEK_ARCHS = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
-                                "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM",
-                                "Glm4MoeLiteForCausalLM", "Glm5NextForConditionalGeneration")
-RADIX_DETERMINISTIC_BACKENDS = ("ascend", "fa3", "fa4", "triton")
-
-
-def _eff_attention_backend_early(r: "LaunchResolver") -> Any:
-    """`attention_backend` as the KV-cache handlers see it, before sglang fills in its default:
-    the flag, the DeepSeek-V3 SM100 override, or the deterministic-inference fallback; null
-    otherwise."""
-    return _eff_attention_backend(r, early=True)
-
-
-def _eff_attention_backend(r: "LaunchResolver", early: bool = False) -> Any:
-    """The attention backend sglang settles on: the flag (after its deprecated aliases), the
-    prefill/decode pair when both are equal, the DeepSeek-V3 default on SM100
-    (``model_overrides/deepseek_v2.py``), the deterministic-inference fallback
-    (``overrides._deterministic_attention_backend``), or ``get_default_attn_backend`` for plain
-    launches. UNKNOWN when other flags take part in the choice."""
-    given = r.arg("attention_backend")
-    pre, dec = r.arg("prefill_attention_backend"), r.arg("decode_attention_backend")
-    if UNKNOWN in (given, pre, dec):
-        return UNKNOWN
-    pre, dec = ATTENTION_ALIASES.get(pre, pre), ATTENTION_ALIASES.get(dec, dec)
-    if given is None and pre is not None and pre == dec:
-        return pre
-    if given is not None:
-        return ATTENTION_ALIASES.get(given, given)
-    if r.ctx.gpu is None or r.value("model.known") is not True:
-        return UNKNOWN
-    g = r._gpu
-    arch = r.value("model.arch")
-    if arch is UNKNOWN:
-        return UNKNOWN
-    if arch == "DeepseekV3ForCausalLM" and g["is_sm100"] and pre is None and dec is None:
-        return "trtllm_mla"
-    det = r.arg("enable_deterministic_inference")
-    if det is UNKNOWN:
-        return UNKNOWN
-    if det:
-        if g["is_sm100"] or g["is_sm120"]:
-            return "triton" if arch in DETERMINISTIC_DEEPSEEK_ARCHS else "flashinfer"
-        return "fa3"
-    if early:
-        return None
-    for dest in _ATTN_SELECTION_INPUTS:
-        v = r.arg(dest)
-        if v is UNKNOWN or v not in (None, False, [], ""):
-            return UNKNOWN
-    if r.arg("kv_cache_dtype") not in ("auto", "bf16", "bfloat16", "fp4_mx_block16"):
-        return UNKNOWN
-    mla = r.value("model.is_mla")
-    if mla is not False:
-        if arch == "DeepseekV3ForCausalLM":
-            if g["is_sm90"]:
-                return "fa3"
-            if g["is_hip"]:
-                return "aiter"
-            if g["is_cuda"] and not g["is_sm100"]:
-                return "triton"
-        return UNKNOWN
-    if g["is_sm90"]:
-        return "fa3"
-    if g["is_sm100"]:
-        return "trtllm_mha"
-    if g["is_hip"]:
-        return "aiter"
-    if g["is_cuda"]:
-        return "flashinfer"
-    return UNKNOWN
-
-
-def _eff_disable_radix_cache(r: "LaunchResolver") -> Any:
-    """Whether the radix cache ends up disabled: the flag, a decode server of a disaggregated
-    deployment (``pd_disaggregation_hook``: off unless `--disaggregation-decode-enable-radix-cache`),
-    or deterministic inference on a backend without radix support."""
-    d = r.arg("disable_radix_cache")
-    mode = r.arg("disaggregation_mode")
-    if UNKNOWN in (d, mode):
-        return UNKNOWN
-    if mode == "decode":
-        keep = r.arg("disaggregation_decode_enable_radix_cache")
-        if keep is UNKNOWN:
-            return UNKNOWN
-        d = not keep
-    if d:
-        return True
-    det = r.arg("enable_deterministic_inference")
-    if det is UNKNOWN:
-        return UNKNOWN
-    if det:
-        ab = r.value("effective.attention_backend")
-        if ab is UNKNOWN:
-            return UNKNOWN
-        return ab not in RADIX_DETERMINISTIC_BACKENDS
-    return False
-
-
-MXFP8_MOE_RUNNERS = ("cutlass", "deep_gemm", "flashinfer_megamoe", "flashinfer_trtllm", "flashinfer_trtllm_routed")
-
-
-def _eff_moe_runner_backend(r: "LaunchResolver") -> Any:
-    """``--moe-runner-backend`` after ``mega_moe_hook.handle_moe_runner_backend_alias`` (`megamoe`
-    is an alias of `--moe-a2a-backend megamoe` and leaves the runner at `auto`) and the
-    quantization-driven choices of ``overrides._moe_runner_backend_quant_constraints`` for
-    `--quantization mxfp8` (auto → flashinfer_trtllm, unsupported runners replaced) and
-    `nvfp4_online` (auto → flashinfer_trtllm). Other `auto` cases are reported as `auto`."""
-    b = r.arg("moe_runner_backend")
-    if b == "megamoe":
-        b = "auto"
-    q = r.arg("quantization")
-    a2a = r.value("effective.moe_a2a_backend")
-    if UNKNOWN in (b, q, a2a):
-        return UNKNOWN
-    if q == "nvfp4_online" and b == "auto":
-        if a2a == "flashinfer_megamoe":
-            return UNKNOWN  # depends on SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16
-        return "flashinfer_trtllm"
-    if q == "mxfp8":
-        if r.ctx.gpu is None:
-            return UNKNOWN
-        g = r._gpu
-        gfx95 = g["is_hip"] and g["is_gfx95"]
-        allowed = list(MXFP8_MOE_RUNNERS)
-        if gfx95 or (g["is_hip"] and b == "triton"):
-            allowed.append("triton")
-        if gfx95:
-            aiter = r.value("env.SGLANG_USE_AITER")
-            if aiter is UNKNOWN:
-                return UNKNOWN
-            if conditions.truthy(aiter):
-                allowed.append("aiter")
-        default = "flashinfer_megamoe" if a2a == "flashinfer_megamoe" else ("triton" if gfx95 else "flashinfer_trtllm")
-        if b == "auto" or b not in allowed:
-            return default
-    return b
-
-
-A2A_EP_SPANNING = ("megamoe", "deepep", "deepep_v2", "mooncake", "nixl", "ascend_fuseep", "flashinfer",
-                   "flashinfer_megamoe", "mori", "pplx")
-
-
-def _eff_ep_size(r: "LaunchResolver") -> Any:
-    """``--ep-size``, set to the TP size by the all-to-all backends that span it
-    (``overrides._a2a_ep_size``)."""
-    a2a = r.value("effective.moe_a2a_backend")
-    if a2a is UNKNOWN:
-        return UNKNOWN
-    return r.arg("tp_size") if a2a in A2A_EP_SPANNING else r.arg("ep_size")
-
-
-def _eff_moe_a2a_backend(r: "LaunchResolver") -> Any:
-    """``--moe-a2a-backend`` after the `--moe-runner-backend megamoe` alias."""
-    if r.arg("moe_runner_backend") == "megamoe":
-        return "megamoe"
-    return r.arg("moe_a2a_backend")
-
-
-def _eff_server_quantization(r: "LaunchResolver") -> Any:
-    """The `quantization` server argument the MoE-runner checks of ``moe_hook.handle_moe_kernel_config``
-    read: the flag when given; otherwise sglang 0.5.23 fills it with the checkpoint's own method
-    only on SM100/SM103 (elsewhere it stays unset at that point)."""
-    q = r.arg("quantization")
-    if q is UNKNOWN:
-        return UNKNOWN
-    if q == "unquant":
-        return None
-    if q is not None:
-        return q.lower()
-    if r.ctx.gpu is None or r.value("model.known") is not True:
-        return UNKNOWN
-    if not r._gpu["is_sm100"]:
-        return None
-    arch = r.value("model.arch")
-    ck = r.value("model.quant_method")
-    if arch in SM100_QUANT_FILL_ARCHS:
-        if ck is None and arch == "DeepseekV3ForCausalLM":
-            return UNKNOWN  # sglang looks for FP8 weights in the safetensors headers
-        return ck
-    if arch in SM100_QUANT_FILL_MAYBE:
-        return UNKNOWN
-    return None
-
-
-# model overrides that copy the checkpoint's method into `quantization` on SM100
-# (overrides._deepseek_moe_quant_resolution, model_overrides/qwen3_moe.py, glm4_moe.py)
-SM100_QUANT_FILL_ARCHS = frozenset({
-    "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "KimiK25ForConditionalGeneration", "MistralLarge3ForCausalLM",
-    "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM", "Glm5NextForConditionalGeneration", "HYV4ForCausalLM",
-    "HYV4ForCausalLMNextN", "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN", "Dots3NoteForCausalLM",
-    "Qwen3MoeForCausalLM", "Qwen3VLMoeForConditionalGeneration", "Qwen3NextForCausalLM",
-    "Qwen3_5MoeForConditionalGeneration", "InternS2PreviewForConditionalGeneration", "Qwen3_5ForConditionalGeneration",
-    "Qwen4ExpForConditionalGeneration", "Glm4MoeForCausalLM",
-})
-# overrides that do so only under conditions not modelled here (gemma4, minimax_m3, nemotron_h)
-SM100_QUANT_FILL_MAYBE = frozenset({
-    "Gemma4ForConditionalGeneration", "Gemma4ForCausalLM", "MiniMaxM3ForCausalLM", "NemotronHForCausalLM",
-})
-
-
-def _eff_chunked_prefill_size(r: "LaunchResolver") -> Any:
-    """`--chunked-prefill-size`, or the default ``memory_hook.handle_gpu_memory_settings`` picks by
-    the GPU's memory, divided by the attention DP size (``parallel_hook.handle_data_parallelism``)."""
-    c = r.arg("chunked_prefill_size")
-    if c is UNKNOWN:
-        return UNKNOWN
-    if c is None:
-        if r.ctx.gpu is None or not r.ctx.gpu.memory_mib:
-            return UNKNOWN
-        mem = r.ctx.gpu.memory_mib
-        c = 2048 if mem < 20 * 1024 else 4096 if mem < 60 * 1024 else 8192 if mem < 160 * 1024 else 16384
-    dp = r.value("effective.attn_dp_size")
-    if dp is UNKNOWN:
-        return UNKNOWN
-    if isinstance(dp, int) and dp > 1 and c > 0:
-        c = c // dp
-    return c
-
-
 def _eff_moe_tp_size(r: "LaunchResolver") -> Any:
     """The tensor-parallel width of each expert (``tp / (ep × moe_dp)``), with the expert
-    parallelism an all-to-all backend sets (``effective.ep_size``: the TP size for those of
-    ``A2A_EP_SPANNING``); unknown for any other all-to-all backend."""
+    parallelism after sglang's resolution (``effective.ep_size``: the TP size for the all-to-all
+    backends that span it); unknown for any other all-to-all backend."""
+    from .effective_moe import A2A_EP_SPANNING
+
     tp, ep, mdp = r.arg("tp_size"), r.value("effective.ep_size"), r.arg("moe_dp_size")
     a2a = r.value("effective.moe_a2a_backend")
     if UNKNOWN in (tp, ep, mdp, a2a) or a2a != "none" and a2a not in A2A_EP_SPANNING:
@@ -543,102 +358,16 @@ def _eff_quantization_min_sm(r: "LaunchResolver") -> Any:
     return QUANT_MIN_SM.get(q) if q is not None else None
 
 
-def _eff_kv_cache_dtype(r: "LaunchResolver") -> Any:
-    """`--kv-cache-dtype`, except that the deprecated `tokenspeed_mla` backend forces fp8_e4m3
-    (``serving_hook.handle_deprecated_args``)."""
-    kv, ab, dec = r.arg("kv_cache_dtype"), r.arg("attention_backend"), r.arg("decode_attention_backend")
-    if "tokenspeed_mla" in (ab, dec):
-        return "fp8_e4m3"
-    if UNKNOWN in (ab, dec):
-        return UNKNOWN
-    return kv
-
-
 EFFECTIVE: dict[str, Callable[["LaunchResolver"], Any]] = {
-    "kv_cache_dtype": _eff_kv_cache_dtype,
     "quantization_min_sm": _eff_quantization_min_sm,
-    "chunked_prefill_size": _eff_chunked_prefill_size,
     "moe_tp_size": _eff_moe_tp_size,
     "quantization": _eff_quantization,
     "quantization_mismatch": _eff_quantization_mismatch,
-    "attn_dp_size": _eff_attn_dp_size,
-    "dp_size": _eff_dp_size,
-    "attention_backend": _eff_attention_backend,
-    "attention_backend_early": _eff_attention_backend_early,
-    "disable_radix_cache": _eff_disable_radix_cache,
-    "moe_runner_backend": _eff_moe_runner_backend,
-    "ep_size": _eff_ep_size,
-    "moe_a2a_backend": _eff_moe_a2a_backend,
-    "server_quantization": _eff_server_quantization,
+    # `attention_backend` as the KV-cache handlers read it, before sglang fills in its default:
+    # the flag (aliases renamed), a model's default (DeepSeek V3 on SM100) or the deterministic
+    # fallback; null otherwise
+    "attention_backend_early": lambda r: r.pipeline().memo.get("attention_backend_early", UNKNOWN),
+    # the `quantization` server argument (`effective.quantization` is the checkpoint's method
+    # after ModelConfig's matching)
+    "server_quantization": lambda r: r.pipeline().final("quantization"),
 }
-
-
-# ---------------------------------------------------------------------------------------------
-# message templates: "{args.moe_runner_backend}" → the value
-
-
-# ---------------------------------------------------------------------------------------------
-# context of one launch
-
-
-# ---------------------------------------------------------------------------------------------
-# findings
-
-
-# --- fixes as edits -----------------------------------------------------------------------
-
-
-# ---------------------------------------------------------------------------------------------
-# explain: sglang's messages in a log → rules
-
-
-# ---------------------------------------------------------------------------------------------
-# the engine's entry point
-
-
-# sglang's start-up choices shown to the user (inlay hints): the modelled field → the flag whose
-# unset or `auto` value it replaces. Checked against sglang 0.5.23's resolution with the oracle
-# (tests/test_lsp_features: llama3-8b on H100 / B200 / MI300X).
-AUTO_SELECTED = {"attention_backend": "--attention-backend", "chunked_prefill_size": "--chunked-prefill-size"}
-
-
-class AutoChoice:
-    """A value sglang picks at start-up for a flag left unset or ``auto`` (a plain class: a
-    dataclass costs a cold ``sglang-lsp check`` about half a millisecond to build)."""
-
-    __slots__ = ("flag", "value", "use")
-
-    def __init__(self, flag: str, value: Any, use: FlagUse | None):
-        self.flag = flag  # the flag sglang fills in
-        self.value = value  # what it picks
-        self.use = use  # the flag as written (`auto`), or None when the launch leaves it unset
-
-
-def auto_selected(parsed: ParsedArgs, inv: Invocation | None, result: Any) -> list[AutoChoice]:
-    """What sglang will choose at start-up for the launch's unset or ``auto`` flags, where the
-    engine models it and the exact GPU is known (never a guess: unknown stays unshown). Only for
-    the release the models follow."""
-    from ... import DEFAULT_SGLANG_VERSION
-
-    if parsed.catalog.sglang_version != DEFAULT_SGLANG_VERSION or parsed.open:
-        return []
-    try:
-        ctx, declared = launch_setup(parsed, inv, result)
-        if ctx.gpu is None:
-            return []
-        resolver = LaunchResolver(parsed, ctx, declared)
-        out = []
-        for field_name, flag in AUTO_SELECTED.items():
-            opt = parsed.catalog.lookup(flag)
-            if opt is None or parsed.get(opt.dest) not in (None, "auto"):
-                continue  # the launch chose (or the value cannot be known)
-            value = resolver.value(f"effective.{field_name}")
-            if value is UNKNOWN or value is None or value == "auto":
-                continue
-            out.append(AutoChoice(flag, value, parsed.last_use(opt.dest)))
-        return out
-    except Exception:  # pragma: no cover - a modelling bug must not break a feature
-        log.exception("auto-selection failed")
-        return []
-
-

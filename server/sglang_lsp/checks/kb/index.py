@@ -5,7 +5,7 @@ against the catalog and the model of effective values (for the KB tests)."""
 from __future__ import annotations
 
 from . import conditions
-from .effective import EFFECTIVE
+from .effective import effective_name
 from .messages import template_names
 from .rule import KbRule
 from ...catalog.catalog import Catalog
@@ -24,7 +24,7 @@ def validate_rule_names(rule: KbRule, cat: Catalog) -> list[str]:
             problems.append(f"{rule.code}: unknown model fact {name}")
         elif ns == "gpu" and field not in GpuProfile("x", "nvidia", "x").facts():
             problems.append(f"{rule.code}: unknown GPU fact {name}")
-        elif ns == "effective" and field not in EFFECTIVE:
+        elif ns == "effective" and not effective_name(field, cat):
             problems.append(f"{rule.code}: unknown {name}")
         elif ns not in conditions.NAMESPACES:
             problems.append(f"{rule.code}: unknown namespace in {name}")

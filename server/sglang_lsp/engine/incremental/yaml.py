@@ -33,7 +33,8 @@ What one document reads of another, and what makes an edit a full check here:
   document);
 * compose ``services:`` (bind mounts, one document), templates (``{{ … }}``, masked before
   parsing), ``sglang-lsp:`` comments (directives, suppressions), merge-conflict markers, a tree
-  with syntax errors (before or after the edit), a ``--config`` file read from disk, an internal
+  with syntax errors (before or after the edit; also one read through PyYAML's view, see
+  :mod:`sglang_lsp.extract.yaml.consumer`), a ``--config`` file read from disk, an internal
   error, and findings of a launch placed outside its own document (and the ConfigMap configs).
 
 What an edit costs besides: tree-sitter-yaml re-parses an edit that keeps the line count in about
@@ -129,7 +130,8 @@ def _state_of(result: Result) -> YamlState | None:
     doc = result.document
     ex = doc.derived.get("yaml_extractor")
     if ex is None or result.errors or result.documents or ex.templates \
-            or ex.tree.root_node.has_error or any(m in doc.data for m in _WHOLE_FILE) or _compose(doc.data):
+            or ex.tree.root_node.has_error or ex.consumer is not None or any(m in doc.data for m in _WHOLE_FILE) \
+            or _compose(doc.data):
         return None
     held = _held_configs(result, ex)
     if held is None:

@@ -22,18 +22,40 @@ from .tree import (CharSpans, LAUNCH_TEXT, SCALAR_TYPES, KIND_KEY, KIND_TEXT, DO
 
 class KubernetesReader:
     def container(self, node: ts.Node) -> bool:
+        """The launch of a container (its mapping): ``command`` + ``args``."""
         if not self.mentions_sglang(node):
             return False
         fields = self.fields(node)
-        cmd_node, args_node = fields.get("command"), fields.get("args")
+        return self.command_args(node, fields, fields.get("command"), fields.get("args"), fields.get("env"))
+
+    def holder(self, node: ts.Node) -> bool:
+        """The launches of an object with a ``command`` list that is no container (see
+        :mod:`.operators`): an llmaz ``BackendRuntime``'s command with each recommended config's args,
+        or ``command`` + ``args`` of any other."""
+        fields = self.fields(node)
+        env = fields.get("env", fields.get("envs"))
+        configs = self.recommended_args(node)
+        if configs is None:
+            return self.command_args(node, fields, fields.get("command"), fields.get("args"), env, holder=True)
+        found = [self.command_args(node, fields, fields.get("command"), args, env, holder=True) for args in configs]
+        return any(found)
+
+    def command_args(self, node: ts.Node, fields: dict, cmd_node: ts.Node | None, args_node: ts.Node | None,
+                     env_node: ts.Node | None, holder: bool = False) -> bool:
+        """A launch from ``command`` and ``args`` lists (a container's, or those of a launch
+        holder: then a string ``command`` is left to the scan of shell in YAML, and an item that
+        is no string is reported only in a Kubernetes object)."""
         if cmd_node is None and args_node is None:
             return False
         kind = self._kind_of(node)
-        injected = self._lws_injected(node) if kind == "LeaderWorkerSet" else None
+        group = self.group_of(node) if b"GROUP_SIZE" in self.data[node.start_byte : node.end_byte] else None
+        injected = {group.size_variable: group.size} if group is not None and group.size and group.size_variable \
+            else None
         env_from = self.resolve(fields.get("envFrom"))
         env_from_open = env_from is not None and bool(self.items(env_from) if "sequence" in env_from.type else True)
-        env, env_open, env_problems = self._k8s_env(fields.get("env"), env_from_open or
+        env, env_open, env_problems = self._k8s_env(env_node, env_from_open or
                                                     self.overlaps_template(node.start_byte, node.end_byte), kind)
+        typed = not holder or kind is not None  # (an item that is no string: the API server's schema refuses it)
         items: list[tuple[ts.Node, Scalar | None]] = []
         problems: list[Finding] = []
         for key, value in (("command", cmd_node), ("args", args_node)):
@@ -46,8 +68,10 @@ class KubernetesReader:
                 for item in self.items(target):
                     inner = self.resolve(item)
                     items.append((item, self.scalar_of(inner)))
-                    if inner is not None and inner.type != "double_quote_scalar":  # (the usual quoted item)
+                    if typed and inner is not None and inner.type != "double_quote_scalar":  # (the usual quoted item)
                         problems += self._non_string_item(inner, key)
+            elif holder:
+                return False
             elif target.type in SCALAR_TYPES:
                 # kubectl refuses a string here; the generic scan still reads it as a shell command
                 sc = self.node_scalar(target)
@@ -73,7 +97,7 @@ class KubernetesReader:
             words.append(Word(t.text, Span(a, b), owned(t.spans), QUOTE_OF_STYLE.get(sc.style), "", "yaml", whole=True))
         match = match_launch(words)
         if match is None:
-            return self.report(self.whole_command_items(words, "command"))
+            return self.report(self.whole_command_items(words, "command")) if typed else False
         self.consumed += [(n.start_byte, n.end_byte) for n in (cmd_node, args_node) if n is not None]
         self.consumed += [(t.start_byte, t.end_byte) for t in (self.resolve(cmd_node), self.resolve(args_node))
                           if t is not None]
@@ -146,20 +170,6 @@ class KubernetesReader:
                 "item per word, or run it with `sh -c`", w.sub_span(lead, lead + len(first)),
             ))
         return out
-
-    def _lws_injected(self, node: ts.Node) -> dict[str, str] | None:
-        """``LWS_GROUP_SIZE`` of the LeaderWorkerSet around a container: the ``size`` of its
-        ``leaderWorkerTemplate`` when the file writes it as a number (the LWS controller sets the
-        variable to it; ``LWS_LEADER_ADDRESS`` and ``LWS_WORKER_INDEX`` stay unknown)."""
-        for n in self.parents(node):
-            if n.type == "block_mapping_pair" and self.key(n) == "leaderWorkerTemplate":
-                mapping = self.resolve(n.child_by_field_name("value"))
-                size = self.fields(mapping).get("size") if mapping is not None else None
-                sc = self.node_scalar(size) if size is not None else None
-                if sc is None or sc.style != "plain" or not sc.text.isdigit() or self.in_hole(sc.spans) is not None:
-                    return None
-                return {"LWS_GROUP_SIZE": sc.text}
-        return None
 
     def report(self, findings: list[Finding]) -> bool:
         self.scan.findings += findings

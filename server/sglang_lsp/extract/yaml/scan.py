@@ -37,6 +37,7 @@ import re
 
 import tree_sitter as ts
 
+from ...base import queries
 from ...base.document import Document
 from ...base.findings import Finding, Record, Span
 from ...base.invocation import CharRun, Invocation, Word
@@ -51,7 +52,9 @@ from .compose import ComposeReader
 from .configs import ConfigRef, ConfigReader, looks_like_config
 from .embedded import EmbeddedShellReader
 from .k8s import KubernetesReader
+from .operators import COMMAND_KEY, COMMAND_TEXT, OperatorReader
 from .syntax import SyntaxReader
+from .consumer import ConsumerView, consumer_view
 
 
 
@@ -122,9 +125,7 @@ def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: t
     first = next((n for n in ex.tops or () if n.type == "document"), None)
     if first is not None and first.end_byte > start:  # (only the first document can make the file a config)
         ex.config_document(tree.root_node)
-    keys = line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, data, start, end)
-    for node in ex.query_at(keys, ("block_mapping_pair",), "containers", "container"):
-        ex.container(node)
+    ex.containers_and_holders(start, end)
     containers = len(ex.scan.invocations)
     for node in ex.query_at(_LAUNCH_BYTES.finditer(data, start, end), SCALAR_TYPES, "embedded_shell", "script",
                              skip=ex.is_consumed):
@@ -157,11 +158,17 @@ def yaml_reader(doc: Document) -> _Extractor:
 # ---------------------------------------------------------------------------------------
 
 
-class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigReader, SyntaxReader, YamlTree):
+class _Extractor(KubernetesReader, OperatorReader, ComposeReader, EmbeddedShellReader, ConfigReader, SyntaxReader,
+                 YamlTree):
     """One extraction of a YAML file: the readers of each kind of launch, on one tree."""
 
     def __init__(self, doc: Document, base_dir: str | None, cat: Catalog, tree: ts.Tree | None = None):
         YamlTree.__init__(self, doc, tree)
+        # where tree-sitter finds an error: what the file's consumers read (see .consumer)
+        self.consumer: ConsumerView | None = None
+        if tree is None and self.tree.root_node.has_error:
+            self.consumer = consumer_view(self.data, self.tree, queries.parser("yaml").parse)
+            self.data, self.tree = self.consumer.data, self.consumer.tree
         self.base_dir = base_dir
         self.cat = cat
         self.scan = YamlScan(templated=bool(self.templates))
@@ -185,9 +192,7 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
         relevant = False
         if launches:
             self.configmaps(root)
-            keys = line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, self.data)
-            for node in self.query_at(keys, ("block_mapping_pair",), "containers", "container"):
-                relevant |= self.container(node)
+            relevant |= self.containers_and_holders()
             keys = line_matches(SERVICES_KEY, _SERVICES_TEXT, self.data)
             for node in self.query_at(keys, ("document",), "compose_services", "service"):
                 relevant |= self.service(node)
@@ -198,7 +203,7 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
                 relevant |= self.embedded(node)
         relevant |= self.config_document(root)
         relevant |= bool(self.scan.configs)
-        if relevant or (root.has_error and _LAUNCH_BYTES.search(self.data)):
+        if relevant or ((root.has_error or self.consumer is not None) and _LAUNCH_BYTES.search(self.doc.data)):
             self.scan.findings[:0] = self.syntax_findings(root)
             self._finish()
         else:
@@ -206,6 +211,20 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
         return self.scan
 
     # --- launches ------------------------------------------------------------------------
+
+    def containers_and_holders(self, start: int = 0, end: int | None = None) -> bool:
+        """The launches of the containers and of the other objects with a ``command`` list (see
+        :mod:`.operators`) on the lines that start in ``[start, end)``, in the file's order."""
+        keys = line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, self.data, start, end)
+        containers = self.query_at(keys, ("block_mapping_pair",), "containers", "container")
+        holders = self.holders(line_matches(COMMAND_KEY, COMMAND_TEXT, self.data, start, end), containers)
+        if not holders:
+            return any([self.container(node) for node in containers])
+        found = False
+        for node, is_holder in sorted([(n, False) for n in containers] + [(n, True) for n in holders],
+                                      key=lambda c: c[0].start_byte):
+            found |= self.holder(node) if is_holder else self.container(node)
+        return found
 
     def launch(self, match, words: list[Word], env: dict[str, str | None], open_: bool = False) -> Invocation:
         first, last = words[0].span, words[-1].span
@@ -245,6 +264,11 @@ class _Extractor(KubernetesReader, ComposeReader, EmbeddedShellReader, ConfigRea
         if self.holes:
             for cfg in self.scan.configs:
                 self._unknown_if_holes(cfg.words, None)
+        if self.consumer is not None and self.consumer.errors:
+            # a document read up to its syntax error: the words after it are not known
+            for inv in self.scan.invocations:
+                if any(e.start <= inv.span.start < e.end for e in self.consumer.errors):
+                    inv.open = True
 
     def _unknown_if_holes(self, words: list[Word], inv: Invocation | None) -> None:
         """:meth:`_unknown_if_hole` on each of ``words`` in place; a word whose characters all

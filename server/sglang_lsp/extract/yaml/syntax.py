@@ -60,6 +60,9 @@ class SyntaxReader:
                     w.known_prefix, w.origin, w.config_key)
 
     def syntax_findings(self, root: ts.Node) -> list[Finding]:
+        """SGL022: merge-conflict markers, and each ``---`` document that the file's consumers
+        cannot parse (tree-sitter's errors are confirmed with PyYAML first, see
+        :mod:`.consumer`): a tab in its indentation, or where the parser stops."""
         out: list[Finding] = []
         data = self.doc.data
         markers = line_matches(_CONFLICT_MARKER, _CONFLICT_TEXT, data)
@@ -69,37 +72,32 @@ class SyntaxReader:
                 "SGL022", "merge-conflict marker: the file is not valid YAML until the conflict is resolved "
                 "(kubectl, Compose and sglang refuse it)", Span(m.start(1), m.end(1)),
             ))
-        if not root.has_error:
-            return out
-        if out:
-            return out
-        tab = self._tab_indent(root)
-        if tab is not None:
-            return [finding("SGL022", "tab character in indentation: YAML allows only spaces here, so the file "
-                                  "does not parse (kubectl, Compose and sglang refuse it)", tab)]
-        if self.templates:
-            return out  # what a template leaves behind is not the user's YAML error
-        err = _first_error(root)
-        if err is not None:
-            start = err.start_byte
+        if out or self.consumer is None or self.templates:
+            return out  # (what a template leaves behind is not the user's YAML error)
+        for error in self.consumer.errors:
+            tab = _tab_indent(data, error)
+            if tab is not None:
+                out.append(finding("SGL022", "tab character in indentation: YAML allows only spaces here, so the "
+                                             "file does not parse (kubectl, Compose and sglang refuse it)", tab))
+                continue
+            start = error.at
             line_end = data.find(b"\n", start)
-            end = min(err.end_byte, len(data) if line_end == -1 else line_end)
+            line_end = len(data) if line_end == -1 else line_end
+            token = re.match(rb"[^\s,\[\]{}]*", data[start:line_end]).end() or (1 if start < line_end else 0)
             out.append(finding(
                 "SGL022", "YAML syntax error: the file cannot be parsed here, so sglang-lsp checks only the "
-                "parts it can read", Span(start, max(end, start)),
+                "parts it can read", Span(start, start + token),
             ))
         return out
 
-    def _tab_indent(self, root: ts.Node) -> Span | None:
-        data = self.doc.data
-        for m in re.finditer(rb"^ *(\t)", data, re.M):
-            pos = m.start(1)
-            node = self.node_at(pos, pos + 1)
-            inside_block = any(n.type == "block_scalar" and not n.has_error and n.start_byte < pos
-                               for n in [node, *self.parents(node)])
-            if not inside_block:
-                return Span(pos, pos + 1)
+
+def _tab_indent(data: bytes, error) -> Span | None:
+    """The tab a parser error stops at, when it is in the indentation of its line."""
+    at = error.at
+    if data[at : at + 1] != b"\t":
         return None
+    line_start = data.rfind(b"\n", 0, at) + 1
+    return Span(at, at + 1) if not data[line_start:at].strip(b" \t-") else None
 
 
 _CONFLICT_MARKER = re.compile(rb"^(<{7}|={7}|>{7}|\|{7})(?=[ \t]|\r?$)", re.M)
@@ -114,15 +112,3 @@ def _positions(text: str, ch: str, end: int) -> Iterator[int]:
     while i != -1:
         yield i
         i = text.find(ch, i + 1, end)
-
-
-def _first_error(node: ts.Node) -> ts.Node | None:
-    """The first, innermost ERROR or MISSING node under ``node``."""
-    for child in node.children:
-        if child.type == "ERROR" or child.is_missing or child.has_error:
-            inner = _first_error(child)
-            if inner is not None:
-                return inner
-            if child.type == "ERROR" or child.is_missing:
-                return child
-    return None

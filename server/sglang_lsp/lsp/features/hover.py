@@ -190,13 +190,18 @@ def _launch_at(result: Result, offset: int) -> tuple[Any, list[str]] | None:
             lines.append(f"sglang: `{version}` (the bundled catalog; the file does not say)")
         parsed = launch_parse(result, inv)
         if parsed is not None:
-            from ...checks.kb.effective import auto_selected
+            from ...checks.kb.resolution import HOVER_FIELDS, auto_selected
 
-            picks = [f"`{c.flag}` → `{c.value}`" for c in auto_selected(parsed, inv, result)]
+            picks = [f"`{c.flag}` → `{_pick_text(c.value)}`" for c in auto_selected(parsed, inv, result, HOVER_FIELDS)]
             if picks:
-                lines.append("sglang picks at start-up: " + ", ".join(picks))
+                lines.append("sglang picks at start-up: " + ", ".join(picks)
+                             + " (every field: *Show effective configuration*)")
         return Span(first.start, last.end, first.path), lines
     return None
+
+
+def _pick_text(value: Any) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _value_name(value: Any) -> str:

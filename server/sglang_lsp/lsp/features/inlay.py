@@ -6,11 +6,11 @@
 
 * after the program words of a launch, the GPU and sglang version the file itself implies
   (a node selector, an image tag …), when no setting or directive overrides them;
-* what sglang will choose at start-up for an ``auto`` or unset flag where the engine models
-  the choice and the exact target GPU is known (``kb_engine.auto_selected``): after an
-  ``--attention-backend auto`` its backend, after the program words the choices for flags the
-  launch leaves unset. Nothing is shown where the choice cannot be known (an unknown GPU or
-  model, another sglang release than the one the models follow).
+* what sglang will choose at start-up for the most important fields
+  (``checks.kb.resolution.auto_selected``, the model ``sglang-lsp resolve`` shows): after a value
+  sglang changes, what it becomes; after the program words the choices for fields the launch
+  leaves unset. Nothing is shown where the choice cannot be known (an unknown GPU or model,
+  another sglang release than the one the model follows).
 """
 
 from __future__ import annotations
@@ -62,6 +62,12 @@ def inlay_hints(result: Result, start: int, end: int, encoding: str) -> list[typ
     return hints
 
 
+def _value_text(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def _inferred_hints(result: Result, start: int, end: int, encoding: str) -> list[types.InlayHint]:
     from ...context.launch import launch_target
 
@@ -92,7 +98,7 @@ def _inferred_hints(result: Result, start: int, end: int, encoding: str) -> list
 
 
 def _auto_hints(result: Result, start: int, end: int, encoding: str) -> list[types.InlayHint]:
-    from ...checks.kb.effective import auto_selected
+    from ...checks.kb.resolution import auto_selected
     from .context import server_invocations
 
     doc = result.document
@@ -102,13 +108,14 @@ def _auto_hints(result: Result, start: int, end: int, encoding: str) -> list[typ
             continue
         unset = []
         for choice in auto_selected(parsed, inv, result):
-            why = (f"sglang {parsed.catalog.sglang_version} picks `{choice.value}` for `{choice.flag}` at start-up "
+            shown = _value_text(choice.value)
+            why = (f"sglang {parsed.catalog.sglang_version} picks `{shown}` for `{choice.flag}` at start-up "
                    f"for this launch on the target GPU")
             if choice.use is not None:
                 spans = [s for s in choice.use.value_spans if is_local(s, doc)]
                 if spans and start <= spans[-1].end <= end:
                     out.append(types.InlayHint(position=convert.position(doc, spans[-1].end, encoding),
-                                               label=f"→ {choice.value}", kind=types.InlayHintKind.Type,
+                                               label=f"→ {shown}", kind=types.InlayHintKind.Type,
                                                padding_left=True, tooltip=why))
             else:
                 unset.append((choice, why))
@@ -116,7 +123,7 @@ def _auto_hints(result: Result, start: int, end: int, encoding: str) -> list[typ
         if unset and is_local(last, doc) and start <= last.end <= end:
             out.append(types.InlayHint(
                 position=convert.position(doc, last.end, encoding),
-                label="picks " + ", ".join(f"{c.flag} {c.value}" for c, _ in unset),
+                label="picks " + ", ".join(f"{c.flag} {_value_text(c.value)}" for c, _ in unset),
                 kind=types.InlayHintKind.Parameter, padding_left=True,
                 tooltip="\n".join(why for _, why in unset) + " (it is not set here)",
             ))

@@ -1,0 +1,126 @@
+"""``sglang-lsp resolve``: the effective server arguments of every launch, the way
+``docker compose config`` shows a resolved Compose file.
+
+For each launch found in the files (shell scripts, Kubernetes and Compose YAML, sglang
+``--config`` files … every kind the engine reads), every ServerArgs field with its value after
+sglang's own resolution and its source: ``flag``, ``config`` (a ``--config`` file), ``env`` (an
+environment variable sglang reads into the field), ``default`` (the catalog default, unchanged
+by sglang) or ``sglang`` (chosen by sglang for this GPU and checkpoint). Fields the files cannot
+tell are listed as unknown.
+
+The views (the JSON contract and the text table) are :mod:`sglang_lsp.engine.resolve_view`.
+
+Exit codes: 0 resolved (also when a file has no launch), 2 usage error or unreadable file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import DEFAULT_SGLANG_VERSION
+
+if TYPE_CHECKING:
+    import argparse
+
+    from ..engine.resolve import LaunchResolution
+
+
+
+def add_arguments(c: argparse.ArgumentParser) -> None:
+    c.add_argument("paths", nargs="*", default=["."], help="files or directories; '-' reads standard input")
+    c.add_argument("--format", choices=["text", "json"], default="text")
+    c.add_argument("--gpu", help="target GPU profile (e.g. H100, B200, MI355X)")
+    c.add_argument("--sglang-version", help=f"target sglang release (default {DEFAULT_SGLANG_VERSION})")
+    c.add_argument("--all", action="store_true", help="text view: also list every field left at its default")
+    c.add_argument("--stdin-filename", help="path to report (and detect the kind from) when reading '-'")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..base.findings import CheckError
+    from ..engine.check import Options
+
+    if args.gpu:
+        from .kb_commands import bad_gpu
+
+        if bad_gpu(args.gpu):
+            return 2
+    version = args.sglang_version
+    if version is not None:
+        from ..catalog.catalog import catalog_for
+
+        try:
+            version = catalog_for(version).sglang_version
+        except CheckError as exc:
+            print(f"sglang-lsp: error: {exc}", file=sys.stderr)
+            return 2
+    options = Options(sglang_version=version, gpu=args.gpu, model_search_paths=(os.getcwd(),))
+    targets, problems = _targets(args)
+    launches: list[tuple[str, Any, LaunchResolution]] = []
+    for display, data in targets:
+        got = _resolve_file(display, data, options, args)
+        if got is None:
+            problems += 1
+            continue
+        launches += got
+    from ..engine.resolve_view import render_json, render_text
+
+    if args.format == "json":
+        sys.stdout.write(json.dumps(render_json(launches), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(launches, show_defaults=args.all))
+    return 2 if problems else 0
+
+
+def _targets(args: argparse.Namespace) -> tuple[list[tuple[str, bytes | None]], int]:
+    from .files import is_candidate, walk
+
+    targets: list[tuple[str, bytes | None]] = []
+    problems = 0
+    for given in args.paths:
+        if given == "-":
+            targets.append((args.stdin_filename or "-", sys.stdin.buffer.read()))
+            continue
+        p = Path(given)
+        if p.is_dir():
+            for f in walk(p):
+                if is_candidate(f):
+                    rel = os.path.join(given, os.path.relpath(f, p)) if given not in (".", "./") else os.path.relpath(f, p)
+                    targets.append((rel, None))
+        elif p.exists():
+            targets.append((given, None))
+        else:
+            print(f"sglang-lsp: error: {given}: no such file or directory", file=sys.stderr)
+            problems += 1
+    return targets, problems
+
+
+def _resolve_file(display: str, data: bytes | None, options: Any, args: argparse.Namespace):
+    """The resolved launches of one file as (path, document, launch); None when unreadable."""
+    from ..base.document import Document, decode
+    from ..config import discovery as config_discovery
+    from ..engine.check import detect_language
+    from ..engine.resolve import resolve_document
+
+    if data is None:
+        try:
+            data = Path(display).read_bytes()
+        except OSError as exc:
+            print(f"sglang-lsp: error: {display}: {exc.strerror}", file=sys.stderr)
+            return None
+    text = decode(data)
+    kind_path = display if display != "-" else None
+    language = detect_language(kind_path, text) or "shell"
+    governing = config_discovery.governing_file(kind_path)
+    if governing is not None:
+        from ..config import project as project_config
+
+        options = options.replace(project=project_config.load(governing).for_file(
+            kind_path or os.path.join(os.getcwd(), "-")))
+    result, launches = resolve_document(Document(text, kind_path, language), options)
+    for err in result.errors:
+        print(f"sglang-lsp: {display}: {err}", file=sys.stderr)
+    return [(display, result, launch) for launch in launches]
