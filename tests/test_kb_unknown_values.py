@@ -112,6 +112,13 @@ CATALOG = load_catalog(None)
 # rules whose fixtures are tried: the deployment checks and the knowledge-base rules
 _TRIED = [d for d in sorted(RULE_FIXTURES.iterdir()) if "SGL050" <= d.name <= "SGL061" or d.name >= "SGL100"]
 _INTEGERS = ("0", "1", "2", "3", "4", "8", "16", "64", "4096")
+# checks left undecided by a value they do read, although for that launch every value gives the
+# same verdict (the model does not work that out); each one is still undecided here
+OVERCAUTIOUS = {
+    # the MoE TP size is the TP size over the EP size, which an all-to-all backend sets to the TP
+    # size: with `--tp-size 1` every backend gives 1
+    ("oracle_g1203-01046.sh", "--moe-a2a-backend", "SGL133"),
+}
 
 
 class _Replaced:
@@ -209,6 +216,7 @@ def test_an_unknown_value_silences_only_the_checks_that_read_it(fixture_launches
     here = os.getcwd()
     tried = 0
     wrong: list[str] = []
+    overcautious: set[tuple[str, str, str]] = set()
     try:
         for path, codes, values in launches:
             os.chdir(path.parent)
@@ -229,9 +237,44 @@ def test_an_unknown_value_silences_only_the_checks_that_read_it(fixture_launches
                     wrong += [f"{path.name}: {option.name} unknown: {c} reported, not with {text!r}"
                               for c in sorted(gained - other)]
                     gained &= other
-                wrong += [f"{path.name}: {option.name} unknown: {c} quiet, but reported with every value tried"
-                          for c in sorted(lost - quiet_somewhere)]
+                for c in sorted(lost - quiet_somewhere):
+                    if (path.name, option.name, c) in OVERCAUTIOUS:
+                        overcautious.add((path.name, option.name, c))
+                    else:
+                        wrong.append(f"{path.name}: {option.name} unknown: {c} quiet, but reported with every value tried")
     finally:
         os.chdir(here)
     assert tried > 300
     assert not wrong, "\n".join(wrong[:30])
+    assert overcautious == OVERCAUTIOUS  # (one that is decided now leaves the list)
+
+
+def test_a_check_does_not_depend_on_the_launches_checked_before(monkeypatch):
+    """The verdicts memoised per launch context read each auto-selection of sglang's resolution
+    pipeline again when a flag the pipeline reads is given (not only the one during which the
+    pipeline ran): a launch checked after another in a different context gets what it gets on
+    its own. (Seen: `--speculative-algorithm` made unknown in SGL157's fixture, checked after
+    SGL167's, came out neither reported nor undecided.)"""
+    from sglang_lsp.checks.kb import evaluate
+
+    replaced = _Replaced(monkeypatch)
+    first = RULE_FIXTURES / "SGL167" / "err" / "oracle_e3-00746.sh"
+    then = RULE_FIXTURES / "SGL157" / "err" / "oracle_s-ng46.sh"
+    here = os.getcwd()
+    try:
+        os.chdir(then.parent)
+        [at] = [i for i, w in enumerate(replaced.check(then).invocations[0].args) if w.text == "NGRAM"]
+
+        def fresh(*paths: tuple[Path, int | None]):
+            monkeypatch.setattr(evaluate, "_VERDICTS", {})
+            monkeypatch.setattr(evaluate, "_PLANS", {})
+            for path, index in paths:
+                os.chdir(path.parent)
+                result = replaced.check(path, index)
+            return sorted(_codes(result)), _undecided(result)
+
+        alone = fresh((then, at))
+        assert alone[1].get("SGL157") == ("value",)
+        assert fresh((first, None), (then, at)) == alone
+    finally:
+        os.chdir(here)

@@ -42,6 +42,20 @@ class GpuWatchingResolver(LaunchResolver):
     def __init__(self, parsed: ParsedArgs, ctx: Context, declared: dict[str, Any] | None):
         super().__init__(parsed, WatchedContext(ctx), declared)
         self.read_gpu: dict[str, bool] = {}
+        self._pipeline_gpu_reads: int | None = None
+
+    def pipeline(self) -> Any:
+        """sglang's resolution pipeline, run once: every auto-selection that asks for it has
+        read the GPU when the run did (not only the first one, during which it ran)."""
+        ctx = self.ctx
+        if self._pipeline_gpu_reads is None:
+            before = ctx.gpu_reads
+            try:
+                return super().pipeline()
+            finally:
+                self._pipeline_gpu_reads = ctx.gpu_reads - before
+        ctx.gpu_reads += self._pipeline_gpu_reads
+        return super().pipeline()
 
     def value(self, name: str) -> Any:
         if not name.startswith("effective."):
