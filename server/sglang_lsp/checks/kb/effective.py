@@ -167,6 +167,7 @@ class LaunchResolver(conditions.Resolver):
         try:
             self._effective[field] = fn(self)
         except conditions.ConditionError:
+            del self._effective[field]  # (asked again, it fails again: not UNKNOWN the second time)
             raise
         except Exception:  # pragma: no cover - a modelling bug must not break a check
             log.exception("effective.%s failed", field)
