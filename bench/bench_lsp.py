@@ -190,6 +190,25 @@ def make_yaml(lines: int, seed: int = 2) -> str:
     return "".join(parts)
 
 
+def make_list_yaml(lines: int, seed: int = 3) -> str:
+    """One YAML document of about ``lines`` lines: a ``kind: List`` whose items are the
+    Deployments and Services of :func:`make_yaml` (``kubectl get -o yaml`` writes this)."""
+    rng = random.Random(seed)
+    out = ["apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: \"\"\nitems:\n"]
+    n = 0
+    total = 5
+    while total < lines:
+        flags = "".join(f"            - {w}\n" if i == 0 else f'            - "{w}"\n'
+                        for f in rng.sample(FLAGS, rng.randint(4, 10)) for i, w in enumerate(f.split(" ", 1)))
+        for template in (DEPLOYMENT, SERVICE):
+            body = template.format(n=n, port=30000 + n, flags=flags).removeprefix("---\n").splitlines()
+            item = ["- " + body[0]] + ["  " + line if line else line for line in body[1:]]
+            out.append("\n".join(item) + "\n")
+            total += len(item)
+        n += 1
+    return "".join(out)
+
+
 # ---------------------------------------------------------------------------------------
 
 
@@ -394,7 +413,8 @@ def main() -> int:
     p.add_argument("--debounce-ms", type=float, default=5.0, help="second run with this debounce (default 5)")
     p.add_argument("--open-docs", type=int, default=100)
     p.add_argument("--memory-edits", type=int, default=1000)
-    p.add_argument("--only", choices=["script", "script-dense", "yaml"], action="append")
+    p.add_argument("--only", choices=["script", "script-dense", "yaml", "yaml-list"], action="append")
+    p.add_argument("--skip-debounce", action="store_true", help="only the default (no debounce)")
     p.add_argument("--skip-memory", action="store_true")
     p.add_argument("--skip-latency", action="store_true")
     args = p.parse_args()
@@ -403,6 +423,7 @@ def main() -> int:
         "script": (make_script(2000, args.launches), "shellscript", "shell"),
         "script-dense": (make_dense_script(2000), "shellscript", "shell"),
         "yaml": (make_yaml(3000), "yaml", "yaml"),
+        "yaml-list": (make_list_yaml(2000), "yaml", "yaml"),  # one document: a kind: List
     }
     print(f"sglang_lsp from {Path(sglang_lsp.__file__).parent}; python {sys.version.split()[0]}; "
           f"{os.cpu_count()} CPUs")
@@ -412,7 +433,7 @@ def main() -> int:
         if args.skip_latency or (args.only and name not in args.only):
             continue
         eng = engine_ms(text, f"/bench/{name}.{'yaml' if lang == 'yaml' else 'sh'}", lang)
-        for debounce in (None, args.debounce_ms):
+        for debounce in (None,) if args.skip_debounce else (None, args.debounce_ms):
             r = asyncio.run(latency(name, text, lid, args.edits, debounce))
             shown = "default" if debounce is None else f"{debounce:g} ms"
             print(f"{name:<14}{text.count(chr(10)):>7}{r['diagnostics']:>7}{eng:>9.1f}  {shown:>9}"

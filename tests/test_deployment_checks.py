@@ -441,14 +441,20 @@ def test_an_unknown_list_item_in_a_value_slot_keeps_the_gpu_checks():
                 "          resources:\n            limits: {nvidia.com/gpu: 4}\n")
     idle = _of(text, "deploy.yaml", "SGL051")
     assert len(idle) == 1 and "uses 2" in idle[0].message
-    # an unquoted `$MODEL` in a shell script may split into several words (flags among them): quiet
+    # in a shell script, an unquoted `$MODEL` right after `--model-path` is that option's value
+    # (one word); an unquoted `$EXTRA` standing alone may split into several words, flags among
+    # them: quiet
     script = _k8s('"sh", "-c", "python3 -m sglang.launch_server --model-path $MODEL --tp-size 2 --host 0.0.0.0"',
                   "          resources:\n            limits: {nvidia.com/gpu: 4}\n")
     script = script.replace('command: ["python3", "-m", "sglang.launch_server"]\n          args: [', "command: [")
     assert '"sh", "-c"' in script and "args:" not in script  # the launch is the `sh -c` script
     result = check_document(Document(script, "deploy.yaml", "yaml"))
-    assert len(result.invocations) == 1 and result.parsed[0].open  # `$MODEL` may be several words
-    assert _of(script, "deploy.yaml", "SGL051") == []
+    assert len(result.invocations) == 1 and not result.parsed[0].open
+    assert len(_of(script, "deploy.yaml", "SGL051")) == 1
+    extra = script.replace("--host 0.0.0.0", "--host 0.0.0.0 $EXTRA")
+    result = check_document(Document(extra, "deploy.yaml", "yaml"))
+    assert len(result.invocations) == 1 and result.parsed[0].open  # `$EXTRA` may be several words
+    assert _of(extra, "deploy.yaml", "SGL051") == []
 
 
 def test_a_worker_template_node_declares_no_http_port():

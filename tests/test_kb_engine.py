@@ -216,3 +216,24 @@ def test_cli_check_with_gpu(proj, capsys):
     assert "SGL104" in out and "SGL100" in out
     assert main(["check", str(proj / "run.sh"), "--gpu", "TPU"]) == 2
     assert "unknown GPU profile" in capsys.readouterr().err
+
+
+
+def test_verdicts_do_not_depend_on_the_launch_checked_before():
+    """The launch giving no flag is evaluated once per context and a later launch re-checks only
+    the rules whose inputs it changes: what sglang's resolution pipeline reads counts for every
+    auto-selection that uses it, whichever asked first. In a fresh process, SGL125 (attention DP
+    size 4 does not divide TP size 2) was lost after a launch giving `--tp-size 2` alone."""
+    import subprocess
+    import sys
+
+    code = (
+        "from sglang_lsp.engine.check import check\n"
+        "for args in ['--model-path /m --tp-size 2',\n"
+        "             '--model-path /m --enable-dp-attention --tp-size 2 --dp-size 4',\n"
+        "             '--model-path /m --enable-dp-attention --tp-size 4 --dp-size 4',\n"
+        "             '--model-path /m --enable-dp-attention --tp-size 4 --dp-size 8']:\n"
+        "    print(sorted({f.code for f in check('python3 -m sglang.launch_server ' + args + chr(10), 'run.sh')}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert ["SGL125" in line for line in out] == [False, True, False, True], out

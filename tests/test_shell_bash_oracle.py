@@ -7,6 +7,11 @@ assignments of every kind the scope follows (plain, `+=`, arrays, `export`, `dec
 function that prints its arguments, and the words extraction reads must be those. Words extraction cannot know are left out of the comparison,
 but never a known word: when the number of words is known, each known one must match.
 
+Launches kept for later are compared the same way: an array built in branches (`if`, `&&`, `||`,
+`case`, nested) and run as `"${CMD[@]}"`, whose every path must be an argv bash builds for some
+setting of the conditions and the other way round; a command string run by `eval`, `bash -c` or
+`$cmd`; a here-document a shell reads (`bash <<EOF`, `bash <<'EOF'`).
+
 The generated text has no command substitution and no glob character outside quotes: bash only
 assigns variables and calls `printf`. Skipped where there is no bash.
 """
@@ -121,3 +126,106 @@ def test_a_bash_c_launch_reads_the_argv_the_inner_bash_builds(seed):
         args = " ".join(rng.choice(NESTED) for _ in range(rng.randint(1, 6)))
         compared += _agrees(f'{assignments}bash -c "{LAUNCH} {args}"\n', nested=True)
     assert compared > 40
+
+
+def _bash_argvs(text: str, conditions: list[str], export: bool = False) -> list[list[str]]:
+    """The argvs bash passes to the launch with each combination of the ``conditions``
+    variables set (to 1) or not (one bash, each combination in a subshell of its own)."""
+    runs = []
+    for mask in range(1 << len(conditions)):
+        sets = "".join(f"{name}=1\n" for k, name in enumerate(conditions) if mask >> k & 1)
+        runs.append("(\n" + sets + text.replace(LAUNCH, "f", 1) + "\n)\n")
+    script = "f() { printf '%s\\0' \"$#\" \"$@\"; }\n" + ("export -f f\n" if export else "") \
+        + "printf '\\1\\0'\n".join(runs)
+    out = subprocess.run([BASH, "--norc", "--noprofile", "-c", script], capture_output=True, timeout=60,
+                         env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}).stdout
+    argvs = []
+    for part in out.decode("utf-8", "surrogateescape").split("\1\0"):
+        fields = part.split("\0")[:-1]
+        assert fields and int(fields[0]) == len(fields) - 1, fields
+        argvs.append(fields[1:])
+    assert len(argvs) == len(runs)
+    return argvs
+
+
+def _matches(words: list[str | None], real: list[str]) -> bool:
+    return len(words) == len(real) and all(w is None or w == r for w, r in zip(words, real))
+
+
+ELEMENTS = ["--tp", "8", "x", "$A", '"$B"', "$B", "'q s'", '"${ARR[@]}"', "${A:-d}", '"$E"', "--k=$A", "a\\ b"]
+# each with a condition of its own (a variable set or not): bash can take every combination of
+# branches, so every path the extraction reads is one bash can build
+APPENDS = ['if [ -n "${c}" ]; then ARGS+=({e}); fi', '[[ -n ${c} ]] && ARGS+=({e})',
+           'if [ -n "${c}" ]; then ARGS+=({e}); else ARGS+=({f}); fi', 'case "${c}" in 1) ARGS+=({e}) ;; esac',
+           '[ -z "${c}" ] || ARGS=({e})', 'if [ -n "${c}" ]; then\n  ARGS+=({e})\n  [ -n "${c}B" ] && ARGS+=({f})\nfi']
+
+
+def _elements(rng: random.Random) -> str:
+    return " ".join(rng.choice(ELEMENTS) for _ in range(rng.randint(1, 3)))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_an_array_built_in_branches_and_run_later_has_the_argvs_bash_builds(seed):
+    """`ARGS=(…)`, appended to (or set again) in `if`s, `&&`, `case`; a command array holding the
+    launch and `"${ARGS[@]}"`, run later: each argv bash builds, for every combination of the
+    conditions, is one of the launch's paths, and each fully known path is one bash builds."""
+    rng = random.Random(300 + seed)
+    compared = 0
+    for _ in range(40):
+        appends = [rng.choice(APPENDS).format(c=f"C{k}", e=_elements(rng), f=_elements(rng))
+                   for k in range(rng.randint(1, 3))]
+        text = (f"{ASSIGNMENTS}ARGS=({_elements(rng)})\n" + "\n".join(appends) + "\n"
+                f'CMD=({LAUNCH} "${{ARGS[@]}}" --last)\n"${{CMD[@]}}"\n')
+        invs = extract(Source(text.encode(), None)).invocations
+        assert len(invs) == 1, text
+        paths = [[w.text for w in inv.args] for inv in invs[0].alternatives or invs]
+        real = _bash_argvs(text, ["C0", "C1", "C2", "C0B", "C1B", "C2B"])
+        for argv in real:
+            assert any(_matches(p, argv) for p in paths), (text, argv, paths)
+        for p in paths:
+            if None not in p:
+                assert p in real, (text, p, real)
+                compared += 1
+    assert compared > 40
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_command_string_run_later_reads_the_argv_bash_builds(seed):
+    """`cmd="…"`, appended to in an `if`, run by `eval "$cmd"`, `bash -c "$cmd"` or `$cmd`."""
+    rng = random.Random(400 + seed)
+    runs = ['eval "$cmd"', 'bash -c "$cmd"', "$cmd"]
+    pieces = ["--tp", "8", "x", "$A", "${A:-d}", "--k=$A", "'q s'", '\\"$B\\"', "\\$Y"]
+    compared = 0
+    for _ in range(40):
+        args = " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 4)))
+        more = " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 2)))
+        run = rng.choice(runs)
+        text = (f'{ASSIGNMENTS}export Y=y\ncmd="{LAUNCH} {args}"\n'
+                f'if [ -n "$C1" ]; then cmd="$cmd {more}"; fi\n{run}\n')
+        invs = extract(Source(text.encode(), None)).invocations
+        assert len(invs) == 1, text
+        paths = [[w.text for w in inv.args] for inv in invs[0].alternatives or invs]
+        real = _bash_argvs(text, ["C1"], export=True)
+        for argv in real:
+            assert any(_matches(p, argv) for p in paths), (text, argv, paths)
+        compared += sum(None not in p for p in paths)
+    assert compared > 30
+
+
+HEREDOC = ["--tp", "8", "$A", "${A}", '"$B"', "'$B'", "\\$Y", "\\$A", "${U:-d}", "'q s'", "x\\\\y", '"a b"', "--k=$A",
+           "$'t\\tq'"]
+
+
+@pytest.mark.parametrize("quoted", [False, True])
+def test_a_here_document_bash_runs_reads_the_argv_bash_builds(quoted):
+    """`bash <<EOF … EOF` (the outer shell expands the body) and `bash <<'EOF'` (it does not):
+    the launch in the body gets the words the inner bash builds (exported variables are the inner
+    shell's too)."""
+    rng = random.Random(500 + quoted)
+    compared = 0
+    delimiter = "'EOF'" if quoted else "EOF"
+    for _ in range(60):
+        args = " ".join(rng.choice(HEREDOC) for _ in range(rng.randint(1, 5)))
+        text = f"{ASSIGNMENTS}export Y='y z'\nbash <<{delimiter}\n{LAUNCH} {args}\nEOF\n"
+        compared += _agrees(text, nested=True)
+    assert compared > 20

@@ -202,7 +202,9 @@ def test_arrays_expand_with_ranges_into_the_definition():
                                           "0.0.0.0"]
     assert doc.byte_to_linecol(inv.args[2].span.start) == (2, 3)
     assert doc.byte_to_linecol(inv.args[4].span.start) == (3, 8)
-    assert all(w.origin == "variable" for w in inv.args[:6])
+    # each written as it is in the array's definition: a fix of the word is an edit there
+    assert all(w.origin == "array" for w in inv.args[:6])
+    assert [src(doc, w) for w in inv.args[:6]] == ["--model-path", "/m", "--tp-size", "8", "--port", "30000"]
     assert not inv.open
 
 
@@ -240,7 +242,7 @@ def test_sh_c_script_with_unknown_expansions_is_still_read():
     # an unknown word points at what the outer shell expands
     assert [src(doc, inv.args[k]) for k in (1, 3, 5, 7)] == ['\\"$M\\"', "$TP", "'$NAME'", "${PORT}"]
     assert src(doc, inv.args[8]) == "--dp-size" and src(doc, inv.args[9]) == "2x"
-    assert inv.open  # the unquoted `$TP` may be several words in the inner shell
+    assert not inv.open  # the unquoted `$TP` is the value of `--tp` (an option of one value)
     # none of the stand-ins for the unknown parts is ever seen as text
     assert "unknown" not in repr([(w.text, w.known_prefix) for w in inv.program + inv.args])
 

@@ -43,6 +43,11 @@ class Document(Record):
         # its exports, asked for by every launch): it lives and dies with this text
         self.derived: dict = {}
 
+    def __reduce__(self):
+        # pickled (a finding's document sent back by a worker of `check --jobs`): the text, path
+        # and language; what a check derived from them (trees among it) is made again on demand
+        return (Document, (self.text, self.path, self.language))
+
     def edited(self, start: int, end: int, inserted: bytes) -> Document:
         """This document with the bytes ``[start, end)`` replaced by ``inserted`` (a change
         of the language server): made from this one's bytes, not from re-encoding the whole

@@ -69,7 +69,10 @@ class Word(Record):
         self.char_spans = char_spans  # a list, or a CharRun
         self.quote = quote  # the quoting of the source word: None, "'" or '"'
         self.known_prefix = known_prefix  # literal start of an unknown word, e.g. "--tp=" for --tp=$TP
-        self.origin = origin  # shell | array | variable | yaml | config
+        # shell (written here, in the command), array (an element written as it is in an array's
+        # definition in the file: the word can be edited there, but has no neighbours there that
+        # are its argv neighbours), variable (from a variable's value), yaml, config
+        self.origin = origin
         self.config_key = config_key  # for words that come from a --config YAML key
         # one argv word whatever its unknown part expands to (a Kubernetes / compose list item: the
         # kubelet's `$(VAR)` and Compose's `${VAR}` never split a list item into several words)
@@ -112,7 +115,8 @@ class Invocation:
 
     def __init__(self, kind: str, program: list[Word], args: list[Word], span: Span, open: bool = False,
                  env: dict[str, str | None] | None = None, base_dir: str | None = None, nested: bool = False,
-                 unassigned: list[tuple[str, Span]] | None = None):
+                 unassigned: list[tuple[str, Span]] | None = None, dialect: str = "sglang",
+                 alternatives: list["Invocation"] | None = None):
         self.kind = kind  # "server" | "router"
         self.program = program  # the words that start sglang, e.g. python3 -m sglang.launch_server
         self.args = args  # everything after them
@@ -123,6 +127,15 @@ class Invocation:
         self.nested = nested  # found inside an `sh -c` string
         # `$name` / `${name}` expansions in the command that the file never assigns: (name, range)
         self.unassigned = [] if unassigned is None else unassigned
+        # whose parser reads the argv: "sglang" (sglang's own), or "dynamo" (NVIDIA Dynamo's sglang
+        # worker, `python -m dynamo.sglang`: its own flags first, the rest is sglang's; see
+        # catalog/data/dynamo_flags.json)
+        self.dialect = dialect
+        # the argvs this one launch may have when the script builds it in branches (an array
+        # appended to in an `if`, a command string run in several places …): each a launch of its
+        # own, with the same program words. ``args`` then holds every word of them in order, a
+        # word that differs between them unknown (see extract.shell.alternatives).
+        self.alternatives = alternatives
 
     @property
     def label(self) -> str:
@@ -134,30 +147,46 @@ class Invocation:
 _PYTHON = re.compile(r"^(?:.*/)?python(?:\d+(?:\.\d+)*)?[tw]?$")
 SERVER_MODULES = {"sglang.launch_server"}
 ROUTER_MODULES = {"sglang_router.launch_server", "sglang_router.launch_router"}
+# NVIDIA Dynamo's sglang worker: sglang's server arguments plus Dynamo's own (ai-dynamo/dynamo,
+# components/src/dynamo/sglang/args.py: parse_args)
+DYNAMO_MODULES = {"dynamo.sglang"}
 # Python interpreter options that take a separate value.
 _PY_OPTS_WITH_VALUE = {"-W", "-X", "-Q", "--check-hash-based-pycs"}
-# Commands that run another command given later on their command line.
+# Commands that run another command given later on their command line (any other command whose
+# words hold a launch is a wrapper too: see match_launch; these also start a command in a string)
 WRAPPERS = {
     "exec", "nohup", "env", "setsid", "timeout", "numactl", "srun", "docker", "podman", "uv",
     "uvx", "taskset", "nice", "ionice", "stdbuf", "time", "sudo", "chrt", "nsys", "ncu",
     "apptainer", "singularity", "mpirun", "mpiexec", "conda", "micromamba", "mamba", "pixi",
     "poetry", "pipenv", "hatch", "rye", "kubectl", "stdbuf", "caffeinate", "flock", "xargs",
     "ssh", "pdm", "unbuffer", "dumb-init", "tini", "gosu", "su-exec", "catchsegv", "strace",
-    "ltrace", "valgrind", "perf", "py-spy", "watchmedo", "command", "builtin",
+    "ltrace", "valgrind", "perf", "py-spy", "watchmedo", "command", "builtin", "torchrun",
+    "accelerate", "deepspeed", "ray",
 }
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh"}
+# Commands that print, search, signal or store their arguments rather than run them: words after
+# them that read like a launch (`echo python -m sglang.launch_server …`, `pkill -f …`) are not one
+NOT_RUNNING = {
+    "echo", "printf", "print", "grep", "egrep", "fgrep", "rg", "ag", "ack", "pkill", "pgrep", "kill",
+    "killall", "ps", "logger", "test", "[", "[[", "sed", "awk", "cat", "tee", "which", "type", "whereis",
+    "alias", "export", "declare", "typeset", "local", "readonly", "read", "set", "unset", "trap", "exit",
+    "return", "log", "info", "warn", "error", "die", "debug", "pip", "pip3", "wget", "curl", "git", "cp",
+    "mv", "rm", "ls", "touch", "mkdir", "head", "tail", "less", "more", "wc", "sort", "cut", "tr", "jq",
+    "yq", "envsubst", "eval",
+}
 
 
 class LaunchMatch:
     """Where the launcher is in a command's words (a plain class: it needs no generated methods,
     and each dataclass costs a cold ``sglang-lsp check`` about half a millisecond to build)."""
 
-    __slots__ = ("kind", "start", "end")
+    __slots__ = ("kind", "start", "end", "dialect")
 
-    def __init__(self, kind: str, start: int, end: int):
+    def __init__(self, kind: str, start: int, end: int, dialect: str = "sglang"):
         self.kind = kind  # server | router | shell
         self.start = start  # index of the first launcher word
         self.end = end  # index of the first argument after the launcher (for shell: the script word)
+        self.dialect = dialect  # sglang | dynamo: see Invocation.dialect
 
 
 def _base(word: Word) -> str | None:
@@ -165,8 +194,8 @@ def _base(word: Word) -> str | None:
 
 
 def may_start_launch(word: Word) -> bool:
-    """Whether a command named ``word`` can be a launch (the launcher, a shell or a wrapper);
-    lets extraction skip expanding the other words of every unrelated command."""
+    """Whether a command named ``word`` can be a launch (the launcher, a shell or a wrapper)
+    without naming sglang elsewhere in its words."""
     return word.text is not None and may_be_launcher(word.text)
 
 
@@ -174,6 +203,16 @@ def may_be_launcher(name: str) -> bool:
     """Whether a command name (``/opt/venv/bin/python3``, ``nohup``, ``bash`` …) is one."""
     base = name.rsplit("/", 1)[-1]
     return base in WRAPPERS or base in SHELLS or base == "sglang" or bool(_PYTHON.match(base))
+
+
+def is_python(name: str) -> bool:
+    """Whether a command name (``python3``, ``/opt/venv/bin/python3.11`` …) is a Python interpreter."""
+    return bool(_PYTHON.match(name.rsplit("/", 1)[-1]))
+
+
+def never_runs_its_words(name: str) -> bool:
+    """Whether a command named ``name`` prints, searches or stores its words (see NOT_RUNNING)."""
+    return name.rsplit("/", 1)[-1] in NOT_RUNNING
 
 
 _LAUNCH_HINT = re.compile(rb"sglang|[$`]")
@@ -186,13 +225,37 @@ def may_contain_launch(data: bytes) -> bool:
     return _LAUNCH_HINT.search(data) is not None or b"sglang" in _QUOTING.sub(b"", data)
 
 
+def names_sglang(data: bytes) -> bool:
+    """Whether a text names sglang's launcher (``sglang.launch_server``, ``sglang serve``, the
+    router, Dynamo's sglang worker) outright, quotes and backslashes aside: a command of any name
+    whose text does may be a wrapper of a launch, a variable whose value does may hold one."""
+    if b"sglang" not in data:
+        return False
+    text = _QUOTING.sub(b"", data)
+    return b"launch_server" in text or b"launch_router" in text or b"dynamo.sglang" in text \
+        or (b"serve" in text and re.search(rb"sglang\s+serve", text) is not None)
+
+
+def _module_kind(module: str | None) -> tuple[str, str] | None:
+    if module in SERVER_MODULES:
+        return "server", "sglang"
+    if module in ROUTER_MODULES:
+        return "router", "sglang"
+    if module in DYNAMO_MODULES:
+        return "server", "dynamo"
+    return None
+
+
 def match_launch(words: list[Word]) -> LaunchMatch | None:
     """Find where sglang (or a nested ``sh -c`` script) starts in a command's words.
 
-    Only commands whose name is the launcher itself, a shell, or a known wrapper are
-    considered, so ``echo python -m sglang.launch_server`` is not a launch.
+    Any command whose words hold ``<python> -m sglang.launch_server`` (a module run with
+    ``-m`` after a launcher such as ``torchrun … -m``, an interpreter in a variable such as
+    ``$PYTHON -m …``) or ``sglang serve`` is a launch: the words before it are a wrapper
+    (``nsys profile``, ``numactl …``, ``/opt/run-with-env.sh``). A command that prints or
+    searches its words (``echo``, ``grep``, ``pkill -f`` …: NOT_RUNNING) is never one.
     """
-    if not words or not may_start_launch(words[0]):
+    if not words or words[0].text is not None and never_runs_its_words(words[0].text):
         return None
     for i, word in enumerate(words):
         base = _base(word)
@@ -207,19 +270,21 @@ def match_launch(words: list[Word]) -> LaunchMatch | None:
                 if opt == "-m" or opt.startswith("-m") and len(opt) > 2:
                     module = opt[2:] if len(opt) > 2 else (words[j + 1].text if j + 1 < len(words) else None)
                     nxt = j + 1 if len(opt) > 2 else j + 2
-                    if module in SERVER_MODULES:
-                        return LaunchMatch("server", i, nxt)
-                    if module in ROUTER_MODULES:
-                        return LaunchMatch("router", i, nxt)
-                    return None
+                    found = _module_kind(module)
+                    if found is not None:
+                        return LaunchMatch(found[0], i, nxt, found[1])
+                    break  # another module (`python -m torch.distributed.run … -m sglang…`): look on
                 if opt in ("-c",):
                     return None
                 j += 2 if opt in _PY_OPTS_WITH_VALUE else 1
             continue
-        if base in ("-m",) and i + 1 < len(words) and words[i + 1].text in SERVER_MODULES | ROUTER_MODULES:
-            # `uv run -m sglang.launch_server`, `pixi run -m …`
-            kind = "server" if words[i + 1].text in SERVER_MODULES else "router"
-            return LaunchMatch(kind, i, i + 2)
+        if base == "-m" and i + 1 < len(words):
+            found = _module_kind(words[i + 1].text)
+            if found is not None:
+                # `uv run -m …`, `torchrun --nproc-per-node 8 -m …`, `$PYTHON -m …` (the
+                # interpreter in a variable the file does not set: the unknown word before)
+                start = i - 1 if i > 0 and words[i - 1].text is None else i
+                return LaunchMatch(found[0], start, i + 2, found[1])
         if base in SHELLS and i + 2 < len(words):
             opt = words[i + 1].text
             if opt is not None and re.fullmatch(r"-[a-z]*c[a-z]*", opt):

@@ -258,7 +258,8 @@ def unknown_option_finding(cat: Catalog, c: Classified) -> Finding:
         return finding(
             "SGL001", f"`{flag}` is not a flag; sglang's long flags start with two dashes: `{target}`", span,
             flag=flag, sglang_error=error,
-            fixes=[replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)] if c.word.origin in ("shell", "yaml") else [],
+            fixes=[replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)]
+            if c.word.origin in IN_PLACE else [],
         )
     moved = release_findings.flag_finding(cat, c.word, flag, span, error)
     if moved is not None:
@@ -278,14 +279,19 @@ def unknown_option_finding(cat: Catalog, c: Classified) -> Finding:
         msg = f"sglang {cat.sglang_version} has no flag `{flag}`" + (f"; did you mean `{guess}`?" if guess else "")
         if guess:
             fixes.append(replace_fix(f"Use `{guess}`", span, guess, Applicability.UNSAFE))
-    if c.word.origin not in ("shell", "yaml"):
+    if c.word.origin not in IN_PLACE:
         fixes = []
     return finding("SGL001", msg, span, flag=flag, sglang_error=error, fixes=fixes)
 
 
+# where a word's text can be replaced in place: written in the command (shell), as an element of
+# an array's definition (array: see Word.origin), as a YAML list item
+IN_PLACE = ("shell", "array", "yaml")
+
+
 def _flag_rename_fixes(word: Word, span: Span, target: str) -> list[Fix]:
     """Rename a flag in place: the shell word, or the key of a ``--config`` YAML file."""
-    if word.origin in ("shell", "yaml"):
+    if word.origin in IN_PLACE:
         return [replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)]
     if word.origin == "config":
         return [replace_fix(f"Write the key as `{target[2:]}`", word.span, target[2:], Applicability.SAFE)]

@@ -122,14 +122,15 @@ def migration_fixes(cat: Catalog, word: Word, flag: str, span: Span, last: str, 
         safe = versions.option_shape(old) == versions.option_shape(new)
         return [Fix(f"Write the key as `{name[2:]}`", Applicability.SAFE if safe else Applicability.UNSAFE,
                     (Edit(word.span, name[2:]),))]
-    if word.origin not in ("shell", "yaml"):
+    if word.origin not in ("shell", "array", "yaml"):
         return shown
     if value is None:
         if old.is_switch != new.is_switch:
             return shown  # a value would have to be invented, or the old values become strays
         safe = versions.option_shape(old) == versions.option_shape(new)
         return [Fix(f"Rename to `{name}`", Applicability.SAFE if safe else Applicability.UNSAFE, (Edit(span, name),))]
-    if old.is_switch and not new.is_switch and word.text is not None and "=" not in word.text:
+    if old.is_switch and not new.is_switch and word.text is not None and "=" not in word.text \
+            and word.origin != "array":
         sep = "=" if word.origin == "yaml" else m.group(2)
         return [Fix(f"Replace with `{name}{sep}{value}`", Applicability.UNSAFE, (Edit(span, f"{name}{sep}{value}"),))]
     return shown

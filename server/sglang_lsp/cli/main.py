@@ -49,6 +49,20 @@ def _codes(value: str) -> tuple[str, ...]:
     return tuple(c.strip().upper() for c in value.split(",") if c.strip())
 
 
+def _jobs(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"expected a number of processes (1 or more), not {value!r}")
+    return int(value)
+
+
+def _jobs_argument(c: argparse.ArgumentParser) -> None:
+    c.add_argument("-j", "--jobs", type=_jobs, metavar="N",
+                   help="check files in N processes (1: in this one; default: every core when there are "
+                        "enough files to pay for the workers)")
+
+
 def _check_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument("paths", nargs="*", default=["."], help="files or directories; '-' reads standard input")
     c.add_argument("--format", choices=["text", "concise", "json", "sarif", "github", "junit", "gitlab"], default="text")
@@ -76,6 +90,7 @@ def _check_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument("--fail-on", choices=["error", "warning", "info"], default="error",
                    help="lowest severity that makes the exit code 1 (default: error)")
     c.add_argument("-q", "--quiet", action="store_true", help="no summary or progress messages on standard error")
+    _jobs_argument(c)
 
 
 def _migrate_arguments(m: argparse.ArgumentParser) -> None:
@@ -86,6 +101,7 @@ def _migrate_arguments(m: argparse.ArgumentParser) -> None:
     m.add_argument("--fix", action="store_true", help="apply the safe migrations (files rewritten atomically)")
     m.add_argument("--unsafe-fixes", action="store_true", help="also show (with --fix: apply) the unsafe migrations")
     m.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
+    _jobs_argument(m)
 
 
 def _catalog_arguments(cb: argparse.ArgumentParser) -> None:
@@ -167,7 +183,7 @@ _CHECK_DEFAULTS = {
     "format": "text", "gpu": None, "sglang_version": None, "python": None, "select": (), "ignore": (),
     "extend_select": (), "config_file": None, "isolated": False, "stdin_filename": None, "fix": False,
     "unsafe_fixes": False, "diff": False, "statistics": False, "exit_zero": False, "fail_on": "error",
-    "quiet": False,
+    "quiet": False, "jobs": None,
 }
 
 
@@ -183,8 +199,7 @@ def _plain_check(argv: list[str]) -> SimpleNamespace | None:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    from ..base.document import Document, decode
-    from ..engine.check import Options, check_document, detect_language
+    from ..engine.check import Options
 
     if args.gpu:
         from .kb_commands import bad_gpu
@@ -203,7 +218,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
         options.environment_version = environment_version(None, (os.getcwd(),))
         options.environment_detail = "sglang installed in the working directory's virtualenv"
-    from .output import locate, render_json, render_text, undecided_launches, undecided_summary
+    from .output import render_json, render_text, undecided_summary
 
     configs = _Configs(args)
     targets: list[tuple[str, bytes | None, bool]] = []  # (display path, data or None, explicit)
@@ -248,58 +263,27 @@ def _run_check(args: argparse.Namespace) -> int:
     fixed_count = 0
     diffs = 0
     undecided = []  # launches with knowledge-base checks left undecided (for the summary and JSON)
-    tell_undecided = args.format == "json" or (args.format == "text" and not args.quiet and not args.statistics)
-    for display, data, explicit in targets:
-        snap = None
-        if data is None and fixing:
-            from .writing import WriteError, read_snapshot
+    from . import parallel
 
-            try:
-                snap = read_snapshot(display)
-            except WriteError as exc:
-                print(f"sglang-lsp: error: {exc}", file=sys.stderr)
-                problems += 1
-                continue
-            data = snap.data
-        if data is None:
-            try:
-                data = Path(display).read_bytes()
-            except OSError as exc:
-                print(f"sglang-lsp: error: {display}: {exc.strerror}", file=sys.stderr)
-                problems += 1
-                continue
-        text = decode(data)
-        kind_path = display if display != "-" else None
-        language = detect_language(kind_path, text)
-        if language is None:
-            if not explicit:
-                continue
-            language = "shell"
+    jobs = parallel.job_count(args.jobs, len(targets))
+    for done in parallel.map_in_order(_FileCheck(args, options, configs), targets, jobs,
+                                      prepare=functools.partial(_warm_checker, options)):
+        problems += done.problems
+        fixed_count += done.fixed
+        diffs += done.diffs
+        internal = internal or done.internal
+        if done.locs is None:
+            continue  # not read, or not a launch file
         files_checked += 1
-        checked_paths.append(display)
-        cfg = configs.of(kind_path)
-        file_options = options if cfg is None else options.replace(
-            project=cfg.for_file(kind_path or os.path.join(os.getcwd(), "-")))
-        if fixing:
-            result, n, changed, failed = _fix_one(args, display, data, snap, Document(text, kind_path, language),
-                                                  file_options)
-            fixed_count += n
-            diffs += changed
-            problems += failed
-        else:
-            result = check_document(Document(text, kind_path, language), file_options)
-        for err in result.errors:
-            print(f"sglang-lsp: {display}: {err}", file=sys.stderr)
-            internal = True
-        for loc in locate(result, display):
+        checked_paths.append(done.display)
+        for loc in done.locs:
             # a config file shared by several scripts (or also checked itself) reports once
             key = (os.path.normpath(loc.path), loc.finding.code, loc.finding.span.start, loc.finding.span.end,
                    loc.finding.message)
             if key not in seen:
                 seen.add(key)
                 locs.append(loc)
-        if tell_undecided:
-            undecided += undecided_launches(result, display)
+        undecided += done.undecided
 
     if args.diff:
         if not args.quiet:
@@ -340,6 +324,97 @@ def _run_check(args: argparse.Namespace) -> int:
         return 0
     threshold = Severity(args.fail_on).rank
     return 1 if any(l.finding.severity.rank >= threshold for l in locs) else 0
+
+
+class _FileDone:
+    """What checking (or fixing) one file gave: its findings located (``None``: the file was
+    not read, or is not a launch file) and its counts."""
+
+    __slots__ = ("display", "locs", "problems", "internal", "fixed", "diffs", "undecided")
+
+    def __init__(self, display: str, locs=None, problems: int = 0, internal: bool = False, fixed: int = 0,
+                 diffs: int = 0):
+        self.display = display
+        self.locs = locs
+        self.problems = problems
+        self.internal = internal
+        self.fixed = fixed
+        self.diffs = diffs
+        self.undecided: list = []  # its launches with knowledge-base checks left undecided (output.UndecidedLaunch)
+
+
+class _FileCheck:
+    """Check (``--fix``/``--diff``: fix) one target of ``check``: the per-file step of
+    :func:`_run_check`, run in this process or in a worker (``cli/parallel.py``), so it
+    pickles. It prints the file's errors and diffs as it goes."""
+
+    def __init__(self, args, options, configs):
+        self.args = args
+        self.options = options
+        self.configs = configs
+
+    def __call__(self, target: tuple[str, bytes | None, bool]) -> _FileDone:
+        from ..base.document import Document, decode
+        from ..engine.check import check_document, detect_language
+        from .output import locate, undecided_launches
+
+        args = self.args
+        display, data, explicit = target
+        fixing = args.fix or args.diff
+        snap = None
+        if data is None and fixing:
+            from .writing import WriteError, read_snapshot
+
+            try:
+                snap = read_snapshot(display)
+            except WriteError as exc:
+                print(f"sglang-lsp: error: {exc}", file=sys.stderr)
+                return _FileDone(display, problems=1)
+            data = snap.data
+        if data is None:
+            try:
+                data = Path(display).read_bytes()
+            except OSError as exc:
+                print(f"sglang-lsp: error: {display}: {exc.strerror}", file=sys.stderr)
+                return _FileDone(display, problems=1)
+        text = decode(data)
+        kind_path = display if display != "-" else None
+        language = detect_language(kind_path, text)
+        if language is None:
+            if not explicit:
+                return _FileDone(display)
+            language = "shell"
+        cfg = self.configs.of(kind_path)
+        file_options = self.options if cfg is None else self.options.replace(
+            project=cfg.for_file(kind_path or os.path.join(os.getcwd(), "-")))
+        done = _FileDone(display)
+        if fixing:
+            result, done.fixed, done.diffs, done.problems = _fix_one(
+                args, display, data, snap, Document(text, kind_path, language), file_options)
+        else:
+            result = check_document(Document(text, kind_path, language), file_options)
+        for err in result.errors:
+            print(f"sglang-lsp: {display}: {err}", file=sys.stderr)
+            done.internal = True
+        done.locs = locate(result, display)
+        if args.format == "json" or (args.format == "text" and not args.quiet and not args.statistics):
+            done.undecided = undecided_launches(result, display)  # (for the summary and JSON)
+        return done
+
+
+def _warm_checker(options) -> None:
+    """Load what checking any file needs (catalog, rules, compiled queries of both languages)
+    once, before worker processes are forked to share it."""
+    from ..base.document import Document
+    from ..engine.check import check_document
+
+    # (a misspelt flag, a bad choice, a rule with a fix: what files with a mistake load on top)
+    check_document(Document("python -m sglang.launch_server --model-path m --tp 2 --tensor-paralel-size 2 "
+                            "--quantization fp9 --enable-hierarchical-cache --disable-radix-cache\n", None, "shell"),
+                   options)
+    check_document(Document("kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: s\n"
+                            "        command: [python, -m, sglang.launch_server, --model-path, m, --tp, '2']\n",
+                            None, "yaml"), options)
 
 
 _FAILED = object()

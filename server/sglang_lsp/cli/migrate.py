@@ -97,46 +97,50 @@ def is_migration(f: Finding, source: str | None, data: bytes) -> bool:
     return True
 
 
-def run_migrate(args: argparse.Namespace) -> int:
-    from .files import is_candidate, walk
-    from .writing import unified_diff
-    from .writing import WriteError, encode_like, read_snapshot, write_bytes
+class Migrated:
+    """What migrating one file gave: migrations found, applied, left; files that failed."""
 
-    target = catalog_for(args.to).sglang_version
-    if args.from_version:
-        versions.normalize(args.from_version)  # a bad --from is a usage error before any file
-    options = Options(sglang_version=target, select=MIGRATION_CODES)
-    paths: list[str] = []
-    problems = 0
-    for given in args.paths:
-        p = Path(given)
-        if p.is_dir():
-            paths += [str(f) for f in walk(p) if is_candidate(f)]
-        elif p.exists():
-            paths.append(given)
-        else:
-            print(f"sglang-lsp: error: {given}: no such file or directory", file=sys.stderr)
-            problems += 1
-    total = remaining = applied = 0
-    for path in paths:
+    __slots__ = ("found", "applied", "remaining", "problems")
+
+    def __init__(self, found: int = 0, applied: int = 0, remaining: int = 0, problems: int = 0):
+        self.found = found
+        self.applied = applied
+        self.remaining = remaining
+        self.problems = problems
+
+
+_WARM_SCRIPT = "python -m sglang.launch_server --model-path m --tp 2\n"
+
+
+class MigrateFile:
+    """Migrate one file (print its migrations, diff or write it): the per-file step of
+    :func:`run_migrate`, run in this process or in a worker of ``cli/parallel.py``."""
+
+    def __init__(self, args: argparse.Namespace, options: Options, target: str):
+        self.args = args
+        self.options = options
+        self.target = target
+
+    def __call__(self, path: str) -> Migrated:
+        from .writing import WriteError, encode_like, read_snapshot, unified_diff, write_bytes
+
+        args, options, target = self.args, self.options, self.target
         try:
             snap = read_snapshot(path)
         except WriteError as exc:
             print(f"sglang-lsp: error: {exc}", file=sys.stderr)
-            problems += 1
-            continue
+            return Migrated(problems=1)
         text = decode(snap.data)
         language = detect_language(path, text)
         if language is None:
-            continue
+            return Migrated()
         doc = Document(text, path, language)
         result = check_document(doc, options)
         source = source_release(args.from_version, text, result)
         data = doc.data
         found = [f for f in result.findings if is_migration(f, source.release, data)]
         if not found:
-            continue
-        total += len(found)
+            return Migrated()
         if not args.quiet:
             since = f"from {source.release} ({source.how})" if source.release else "from an unknown release"
             print(f"{path}: {len(found)} migration{'s' if len(found) != 1 else ''} {since} to {target}",
@@ -155,22 +159,48 @@ def run_migrate(args: argparse.Namespace) -> int:
             print(f"sglang-lsp: {path}: fix not applied: {r.title} ({r.code}): {r.reason}", file=sys.stderr)
         left = [f for f in outcome.result.findings if is_migration(f, source.release, outcome.result.document.data)]
         if not outcome.changed:
-            remaining += len(left)
-            continue
+            return Migrated(found=len(found), remaining=len(left))
         new = encode_like(outcome.text, snap)
         if not args.fix:
             sys.stdout.buffer.write(unified_diff(snap.data, new, path).encode("utf-8", "surrogateescape"))
             sys.stdout.flush()
-            remaining += len(found)
-            continue
+            return Migrated(found=len(found), remaining=len(found))
         try:
             write_bytes(snap, new)
         except WriteError as exc:
             print(f"sglang-lsp: error: {exc}", file=sys.stderr)
+            return Migrated(found=len(found), problems=1)
+        return Migrated(found=len(found), applied=len(outcome.applied), remaining=len(left))
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    from .files import is_candidate, walk
+
+    target = catalog_for(args.to).sglang_version
+    if args.from_version:
+        versions.normalize(args.from_version)  # a bad --from is a usage error before any file
+    options = Options(sglang_version=target, select=MIGRATION_CODES)
+    paths: list[str] = []
+    problems = 0
+    for given in args.paths:
+        p = Path(given)
+        if p.is_dir():
+            paths += [str(f) for f in walk(p) if is_candidate(f)]
+        elif p.exists():
+            paths.append(given)
+        else:
+            print(f"sglang-lsp: error: {given}: no such file or directory", file=sys.stderr)
             problems += 1
-            continue
-        applied += len(outcome.applied)
-        remaining += len(left)
+    total = remaining = applied = 0
+    from . import parallel
+
+    jobs = parallel.job_count(getattr(args, "jobs", None), len(paths))
+    for done in parallel.map_in_order(MigrateFile(args, options, target), paths, jobs,
+                                      prepare=lambda: check_document(Document(_WARM_SCRIPT, None, "shell"), options)):
+        total += done.found
+        remaining += done.remaining
+        applied += done.applied
+        problems += done.problems
     if not args.quiet:
         if args.fix:
             print(f"Applied {applied} migration fix{'es' if applied != 1 else ''}; {remaining} migration"

@@ -247,19 +247,52 @@ def check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs:
 def _check_launch(inv: Invocation, cat: Catalog, result: Result, config_refs: dict | None = None) -> None:
     add_inferred(result, inv)  # node selectors, GPU resources, image tags … into the precedence chain
     cat = _catalog_of(inv, cat, result)
+    if not inv.alternatives:
+        if _check_argv(inv, cat, result, config_refs) is not None:
+            result.parsed.append(result.launch_parses[id(inv)])
+        return
+    # a launch the script builds in several ways: each argv checked, the findings merged
+    from .alternatives import merge_findings, merged_parse  # (only then: a cold check imports less)
+
+    runs: list[tuple[Invocation, list[Finding]]] = []
+    parses: list[ParsedArgs] = []
+    for alt in inv.alternatives:
+        first = len(result.findings)
+        parsed = _check_argv(alt, cat, result, config_refs)
+        runs.append((alt, result.findings[first:]))
+        del result.findings[first:]
+        if parsed is not None:
+            parses.append(parsed)
+            del result.launch_parses[id(alt)]
+    if not parses:
+        return
+    findings = merge_findings(runs)
+    parsed = merged_parse(parses, findings)
+    result.parsed.append(parsed)
+    result.launch_parses[id(inv)] = parsed
+    result.findings += findings
+
+
+def _check_argv(inv: Invocation, cat: Catalog, result: Result, config_refs: dict | None = None) -> ParsedArgs | None:
+    """Resolve one argv of a launch and check it: its findings added to ``result``, its parse in
+    ``result.launch_parses`` (``None``: a launch the engine does not check)."""
     args = list(inv.args)
+    if inv.dialect != "sglang":
+        from ..catalog.dialects import sglang_words  # (only then: a cold check imports less)
+
+        args = sglang_words(inv.dialect, args)
     if inv.program and inv.program[-1].text == "serve":
         args = _serve_argv(args, cat)
         if args is None:
-            return
+            return None
     config_words, config_known = _config_words(args, inv, cat, result, config_refs)
     anchor = _program_span(inv)
     parsed = resolve(cat, config_words + args if config_words else args, open_argv=inv.open or not config_known,
                      anchor=anchor)
-    result.parsed.append(parsed)
     result.launch_parses[id(inv)] = parsed
     result.findings += parsed.findings
     result.findings += kb_findings(parsed, inv, result, anchor)
+    return parsed
 
 
 def _catalog_of(inv: Invocation, cat: Catalog, result: Result) -> Catalog:

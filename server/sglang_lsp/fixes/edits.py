@@ -44,7 +44,7 @@ def set_value_edits(use: FlagUse, value: str, text_of) -> tuple[Edit, ...] | Non
         return None
     w = use.values[0]
     span = use.value_spans[0]
-    if w.origin == "shell":
+    if w.origin in ("shell", "array"):  # (an array element is replaced where it is written)
         if use.explicit:
             return (Edit(span, value if not _needs_quote(value) else shlex.quote(value)),)
         return (Edit(span, shell_quote(value, w)),)

@@ -44,6 +44,7 @@ from .. import settings as file_context
 from ... import logger
 from ...base import queries
 from ...extract.shell import expansion as shell_expansion
+from ...extract.shell.branches import Choice
 from ...catalog.parsed import ParsedArgs
 from ...context.script_placement import carry_placements
 from ...checks.deployment import carry_launches, deployment_findings
@@ -166,6 +167,8 @@ def _shell_recheck(doc: Document, options: Options, previous: Result, state: Sco
     if fresh is None:
         return None
 
+    if any(inv.alternatives or getattr(inv, "held", False) for inv in [*previous.invocations, *fresh]):
+        return None  # a launch built on several paths or kept in a variable: read from the whole file
     before = [inv for inv in previous.invocations if inv.span.end <= o_start]
     after = [inv for inv in previous.invocations if inv.span.start >= o_stop]
     inside = [inv for inv in previous.invocations if o_start <= inv.span.start < o_stop]
@@ -508,6 +511,12 @@ def _outer_env(state: ScopeState, anchor: Any, names: dict[str, int],
     scope = state.scope
     env: dict[str, Word | None] = {}
     kept = list(scope.unassigned)
+    if scope.launch_bearing() & (set(names) | arrays):
+        return None  # a launch kept in a variable: found with the launches that run it, file-wide
+    # read as extraction reads a launch's words: one path through the script's branches (an
+    # assignment in the other branch of the launch's own `if` never reaches it); a value that
+    # depends on the branches taken makes one launch per path: not for this shortcut
+    choice = scope.choice = Choice({})
     try:
         for name in arrays:
             if scope.array(name, anchor, 0) is not None:
@@ -531,8 +540,11 @@ def _outer_env(state: ScopeState, anchor: Any, names: dict[str, int],
                 if any(a is None or b is None for a, b in spans):
                     return None
                 env[name] = Word(value.text, Span(0, 0), spans)
+        if choice.pending:
+            return None
     finally:
         scope.unassigned[:] = kept
+        scope.choice = None
     return env
 
 

@@ -231,6 +231,76 @@ def _documents(old_root: Any, new_root: Any, prefix: int, old_end: int, new_end:
     return o_start, o_stop, n_stop
 
 
+def list_item(old_root: Any, new_root: Any, old: bytes, new: bytes, stretch: tuple[int, int, int],
+              change: tuple[int, int, int]) -> tuple[int, int, int] | None:
+    """The stretch of one document narrowed to the item of its ``kind: List`` (``items:``) that
+    the change ``(start, old end, new end)`` lies in: ``(start, old stop, new stop)`` from the start
+    of the item's first line (only indentation before its ``-``) to its end; ``None`` when the
+    change is not inside one item of such a list in both texts, or the items around it are not
+    the same. An item of a List is an object of its own, as a document is: what a check finds
+    in one item depends on it alone, or on what the rest of the re-check already guards (Service
+    names, anchors, ConfigMap configs: see :func:`_recheck`)."""
+    start, o_stop, n_stop = stretch
+    prefix, old_end, new_end = change
+    found = []
+    for root, data, stop, end in ((old_root, old, o_stop, old_end), (new_root, new, n_stop, new_end)):
+        i, j = touching(root, start, start)
+        top = next((root.child(k) for k in range(i, j) if root.child(k).start_byte == start), None)
+        if top is None or top.end_byte != stop:
+            return None
+        items = _list_items(top, data)
+        if items is None:
+            return None
+        k, n = 0, items.named_child_count
+        while k < n and items.named_child(k).end_byte < end:
+            k += 1
+        if k == n:
+            return None
+        item = items.named_child(k)
+        if not (item.type == "block_sequence_item" and item.start_byte <= prefix and end <= item.end_byte):
+            return None
+        found.append((items, k, item))
+    (o_items, ok, o_item), (n_items, nk, n_item) = found
+    delta = len(new) - len(old)
+    if ok != nk or o_items.named_child_count != n_items.named_child_count or o_item.start_byte != n_item.start_byte \
+            or o_item.end_byte + delta != n_item.end_byte or o_items.end_byte + delta != n_items.end_byte:
+        return None
+    for k in (ok - 1, ok + 1):  # the neighbours are the same (the rest: changed_ranges, see the caller)
+        if 0 <= k < o_items.named_child_count:
+            a, b = o_items.named_child(k), n_items.named_child(k)
+            shift = delta if k > ok else 0
+            if (a.type, a.start_byte + shift, a.end_byte + shift) != (b.type, b.start_byte, b.end_byte):
+                return None
+    line = old.rfind(b"\n", 0, o_item.start_byte) + 1
+    if old[line:o_item.start_byte].strip(b" "):
+        return None
+    return line, o_item.end_byte, n_item.end_byte
+
+
+def _list_items(top: Any, data: bytes) -> Any:
+    """The ``items:`` sequence of a document whose ``kind`` is a List (``List``, ``DeploymentList``
+    …), or ``None``."""
+    node = top.named_child(0) if top.type == "document" and top.named_child_count == 1 else None
+    node = node.named_child(0) if node is not None and node.type == "block_node" and node.named_child_count else None
+    if node is None or node.type != "block_mapping":
+        return None
+    kind = items = None
+    for k in range(node.named_child_count):
+        pair = node.named_child(k)
+        key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+        if pair.type != "block_mapping_pair" or key is None or value is None:
+            continue
+        name = data[key.start_byte:key.end_byte]
+        if name == b"kind":
+            kind = data[value.start_byte:value.end_byte].strip(b"'\"")
+        elif name == b"items":
+            items = value
+    if kind is None or not kind.endswith(b"List") or items is None or items.type != "block_node" \
+            or items.named_child_count != 1 or items.named_child(0).type != "block_sequence":
+        return None
+    return items.named_child(0)
+
+
 def _has_anchors(root: Any, data: bytes, start: int, stop: int) -> bool:
     """Whether an anchor or an alias is written in ``[start, stop)``."""
     if b"&" not in data[start:stop] and b"*" not in data[start:stop]:
@@ -264,6 +334,11 @@ def _recheck(doc: Document, options: Options, previous: Result, state: YamlState
     if stretch is None:
         return None
     start, o_stop, n_stop = stretch
+    if not state.configs:  # (a ConfigMap config ties documents together: whole documents, see _widened)
+        item = list_item(previous.tree.root_node, tree.root_node, old, new, (start, o_stop, n_stop),
+                         (prefix, len(old) - suffix, len(new) - suffix))
+        if item is not None:
+            start, o_stop, n_stop = item
     if state.configs:
         start, wide_stop = _widened(previous, state, start, o_stop)
         o_stop, n_stop = wide_stop, n_stop + (wide_stop - o_stop)

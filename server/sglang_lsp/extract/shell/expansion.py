@@ -15,7 +15,8 @@ from typing import Any
 
 import tree_sitter as ts
 
-from ...base.invocation import CharRun, Invocation, Word
+from ...base.invocation import CharRun, Invocation, Word, names_sglang
+from .branches import NEVER, TRANSPARENT, field_of, guards
 from .source import Source
 
 
@@ -24,10 +25,13 @@ class ShellValue:
     (``unknown``). A plain class rather than a dataclass: it needs none of the generated methods,
     and generating them costs a cold ``sglang-lsp check`` about half a millisecond per class."""
 
-    __slots__ = ("text", "spans", "unknown", "prefix")
+    __slots__ = ("text", "spans", "unknown", "prefix", "written")
 
     def __init__(self, text: str = "", spans: Sequence[tuple[int, int]] | None = None, unknown: bool = False,
-                 prefix: str = ""):
+                 prefix: str = "", written: tuple[int, int, str | None] | None = None):
+        # an array element written as it is in the checked file (``A=(--dtype bf16)``): the
+        # element's range and quoting, where an edit of the word belongs
+        self.written = written
         self.text = text
         # a list, or a CharRun while the value is one run of the file's own one-byte characters
         # (immutable, so it is shared rather than copied)
@@ -89,10 +93,7 @@ DEFAULT_ASSIGNMENT = re.compile(rb"\$\{[A-Za-z_][A-Za-z0-9_]*:?=")
 SETTING_COMMANDS = frozenset({b"read", b"printf", b"mapfile", b"readarray", b"getopts"})
 
 
-_TRANSPARENT = {
-    "program", "compound_statement", "do_group", "redirected_statement", "declaration_command",
-    "variable_assignment", "variable_assignments", "subshell",
-}
+_TRANSPARENT = TRANSPARENT
 
 
 def _ancestor_ids(node: ts.Node) -> set[int]:
@@ -132,10 +133,16 @@ def _dominates(assign: ts.Node, target_ids: set[int]) -> bool:
     return True
 
 
-def _field_of(parent: ts.Node, child: ts.Node) -> str | None:
-    for i, c in enumerate(parent.children):
-        if c.id == child.id:
-            return parent.field_name_for_child(i)
+_field_of = field_of
+
+
+def _function_body(node: ts.Node) -> ts.Node | None:
+    """The body of the function definition ``node`` is written in, if any."""
+    p = node.parent
+    while p is not None:
+        if p.type == "function_definition":
+            return p.child_by_field_name("body")
+        p = p.parent
     return None
 
 
@@ -149,8 +156,21 @@ class Scope:
         self.assignments: dict[str, list[_Assignment]] = {}
         self.clobbers: dict[str, list[ts.Node]] = {}
         self.clobber_all: list[ts.Node] = []
+        # `eval` in a function's body (`run() { eval "$1"; }`, a helper that runs the command it is
+        # handed): unknown from there on inside that body only, (node, body start, body end)
+        self.clobber_within: list[tuple[ts.Node, int, int]] = []
         self.outer_env = outer_env or {}
         self.unassigned: list[tuple[str, ts.Node]] = []  # `$X` the file never assigns, as they are met
+        # the branches taken (branches.Choice) while one path of a command is evaluated; None: an
+        # assignment that may not run makes its variable unknown
+        self.choice: Any = None
+        # while the script of an `sh -c` or `eval` is read: unknown parts of variables' values are
+        # written as holes (see script_with_holes), the names collected here
+        self.holes: list[str] | None = None
+        self._launch_bearing: frozenset[str] | None = None
+        # set when a read (without a choice) met an assignment that may not run on the way: the
+        # value then depends on the branches taken (see extract.shell.branches)
+        self.met_branch = False
         data = source.data
         for node in pass_.assignments:
             name_node = node.child_by_field_name("name")
@@ -205,7 +225,11 @@ class Scope:
                     if not self.node_text(arg).startswith("-"):
                         self.clobbers.setdefault(self.node_text(arg), []).append(arg)
             elif word in (b"source", b".", b"eval"):  # any variable may change
-                self.clobber_all.append(cmd)
+                body = _function_body(cmd) if word == b"eval" else None
+                if body is None:
+                    self.clobber_all.append(cmd)
+                else:
+                    self.clobber_within.append((cmd, body.start_byte, body.end_byte))
 
     def _default_assignment(self, root: ts.Node, at: int) -> None:
         """``${NAME:=value}`` / ``${NAME=value}`` at byte ``at``: an assignment when NAME is unset
@@ -217,7 +241,7 @@ class Scope:
             node = node.parent
         if node is None:
             return
-        name, op, operand, whole_array = _expansion_parts(self, node)
+        name, op, operand, whole_array = expansion_parts(self, node)
         if name is None or op not in (":=", "=") or whole_array:
             return
         statement = node.parent
@@ -234,11 +258,36 @@ class Scope:
                                        statement.end_byte, top is not None and top.type == "program", op))
         assignments.sort(key=lambda a: a.start)
 
+    def launch_bearing(self) -> frozenset[str]:
+        """Names of the variables whose value may hold a launch: an assignment names sglang's
+        launcher (see :func:`~sglang_lsp.base.invocation.names_sglang`), or a variable that does (what :func:`~sglang_lsp.extract.shell.script.extract` looks for
+        in the arguments of a command that is no launch itself). Found once per script."""
+        found = self._launch_bearing
+        if found is None:
+            data = self.source.data
+            names = {name for name, assigns in self.assignments.items()
+                     if any(data.find(b"sglang", a.start, a.end) != -1 and names_sglang(data[a.start:a.end])
+                            for a in assigns)}
+            grown = bool(names)
+            texts = {name: [data[a.start:a.end] for a in assigns] for name, assigns in self.assignments.items()} \
+                if names else {}
+            while grown:
+                grown = False
+                marks = [m for n in names for m in (b"$" + n.encode(), b"${" + n.encode())]
+                for name, values in texts.items():
+                    if name not in names and any(b"$" in t and any(m in t for m in marks) for t in values):
+                        names.add(name)
+                        grown = True
+            found = self._launch_bearing = frozenset(names)
+        return found
+
     def node_text(self, node: ts.Node) -> str:
         return self.source.data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
-    def _events(self, name: str, at: ts.Node) -> tuple[list[_Assignment], bool]:
-        """Assignments to ``name`` before ``at`` that still decide its value; flag = unknowable."""
+    def _events(self, name: str, at: ts.Node) -> tuple[list[_Assignment], bool, set[int]]:
+        """Assignments to ``name`` before ``at`` that still decide its value; flag = unknowable;
+        the ids of those that may or may not run (``ARGS+=(…)`` under a branch left undecided:
+        see branches.UNDECIDED)."""
         at_start = at.start_byte
         before = [a for a in self.assignments.get(name, ()) if a.end <= at_start]
         clobbers = self.clobbers.get(name, [])
@@ -253,20 +302,38 @@ class Scope:
                 p = n.parent
                 if p is not None and p.start_byte <= at_start and at.end_byte <= p.end_byte:
                     last_clobber = max(last_clobber, n.start_byte)
+        for n, lo, hi in self.clobber_within:
+            if n.end_byte <= at_start and lo <= at_start < hi:
+                last_clobber = max(last_clobber, n.start_byte)
         chain: list[_Assignment] = []
+        maybe: set[int] = set()
         target_ids = None  # the ancestors of `at`, found only for an assignment nested in something
+        choice = self.choice
         for a in reversed(before):
             if a.start < last_clobber:
-                return chain[::-1], True
+                return chain[::-1], True, maybe
             if not a.top:  # (a top-level statement before `at` always runs first: see _dominates)
                 if target_ids is None:
                     target_ids = _ancestor_ids(at)
-                if not _dominates(a.node, target_ids):
-                    return chain[::-1], True
+                if choice is None:
+                    if not _dominates(a.node, target_ids):
+                        self.met_branch = True
+                        return chain[::-1], True, maybe
+                else:
+                    found = guards(a.node, at, target_ids)
+                    if found is None:
+                        return chain[::-1], True, maybe
+                    runs = choice.decide(found) if found is not NEVER and found else True
+                    if runs is None:
+                        if not (a.append and a.array):
+                            return chain[::-1], True, maybe
+                        maybe.add(id(a))  # elements that may be there: an unknown number of words
+                    elif found is NEVER or not runs:
+                        continue  # (not on this path)
             chain.append(a)
             if not a.append and a.default is None:
-                return chain[::-1], False
-        return chain[::-1], last_clobber >= 0
+                return chain[::-1], False, maybe
+        return chain[::-1], last_clobber >= 0, maybe
 
     def is_assigned(self, name: str, at: ts.Node) -> bool:
         at_start = at.start_byte
@@ -274,8 +341,8 @@ class Scope:
 
     def scalar(self, name: str, at: ts.Node, depth: int) -> ShellValue | None:
         """Value of ``$name`` at ``at``; ``None`` when the file never assigns it."""
-        chain, unknowable = self._events(name, at)
-        if unknowable:
+        chain, unknowable, maybe = self._events(name, at)
+        if unknowable or maybe:
             v = ShellValue()
             v.hole()
             return v
@@ -303,7 +370,7 @@ class Scope:
                 v = ShellValue()  # (`X+=…` with X unset: appended to nothing)
             if a.array:
                 elements = self._array_elements(a, depth)
-                if elements is None:
+                if elements is None or elements and elements[0] is None:
                     v.hole()
                 elif elements:
                     v.extend(elements[0])  # $ARR is its first element
@@ -311,21 +378,25 @@ class Scope:
                 v.extend(self._value_of(a.value, depth))
         return v
 
-    def array(self, name: str, at: ts.Node, depth: int) -> list[ShellValue] | None:
-        """Elements of ``${name[@]}``; ``None`` when unknowable or never assigned."""
-        chain, unknowable = self._events(name, at)
+    def array(self, name: str, at: ts.Node, depth: int) -> list[ShellValue | None] | None:
+        """Elements of ``${name[@]}``; ``None`` when unknowable or never assigned. A ``None``
+        element stands for an unknown number of elements (``A=(x "${B[@]}" y)`` with ``B``
+        unknown)."""
+        chain, unknowable, maybe = self._events(name, at)
         if unknowable or not chain:
             return None
         first = chain[0]
         if not first.array and not first.append and first.default is None \
                 and any(a.array for a in self.assignments[name] if a.end <= first.start):
             return None  # `A=(x y); A=z` sets the first element only: the others are not followed
-        out: list[ShellValue] = []
+        out: list[ShellValue | None] = []
         for a in chain:
             if a.default is not None:
                 if out:
                     return None  # (whether its first element is empty: not worth knowing)
                 out.append(self._value_of(a.value, depth) if a.value is not None else ShellValue())
+            elif id(a) in maybe:
+                out.append(None)
             elif a.array:
                 elements = self._array_elements(a, depth)
                 if elements is None:
@@ -334,6 +405,8 @@ class Scope:
             elif a.value is not None:
                 value = self._value_of(a.value, depth)
                 if a.append and out:  # `A+=x` appends to the first element (the whole value of a scalar)
+                    if out[0] is None:
+                        return None
                     first = ShellValue()
                     first.extend(out[0])
                     first.extend(value)
@@ -342,20 +415,18 @@ class Scope:
                     out.append(value)
         return out
 
-    def _array_elements(self, a: _Assignment, depth: int) -> list[ShellValue] | None:
-        words: list[ShellValue] = []
+    def _array_elements(self, a: _Assignment, depth: int) -> list[ShellValue | None] | None:
+        words: list[ShellValue | None] = []
         data = self.source.data if self.source.is_file_text else None
         for child in a.value.named_children:
             plain = plain_text(data, child) if data is not None else None
             if plain is not None:  # the common element, without the general evaluation
-                words.append(ShellValue(plain[0], CharRun(plain[1], len(plain[0]))))
+                words.append(ShellValue(plain[0], CharRun(plain[1], len(plain[0])),
+                                        written=(child.start_byte, child.end_byte, plain[2])))
                 continue
             if child.type == "comment":
                 continue
-            for piece in expand_node(self, child, depth + 1):
-                if piece is None:
-                    return None
-                words.append(piece)
+            words += expand_node(self, child, depth + 1)  # (None: an unknown number of words)
         return words
 
     def _value_of(self, node: ts.Node, depth: int) -> ShellValue:
@@ -367,15 +438,17 @@ class Scope:
 
 
 _DQ_ESCAPABLE = "$`\"\\\n"
+_HEREDOC_ESCAPABLE = "$`\\\n"  # the body of a here-document with an unquoted delimiter
 
 
 _C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
               "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
 
-def _add_literal(scope: Scope, val: ShellValue, a: int, b: int, mode: str) -> None:
+def add_literal(scope: Scope, val: ShellValue, a: int, b: int, mode: str) -> None:
     """Add source bytes ``[a, b)`` as literal text, removing backslash escapes per ``mode``
-    (``bare`` outside quotes, ``dq`` inside double quotes, ``raw`` none)."""
+    (``bare`` outside quotes, ``dq`` inside double quotes, ``heredoc`` in a here-document's body,
+    ``raw`` none)."""
     text, spans = scope.source.literal(a, b)
     if mode == "raw" or "\\" not in text:
         val.add(text, spans)
@@ -396,7 +469,7 @@ def _add_literal(scope: Scope, val: ShellValue, a: int, b: int, mode: str) -> No
         nxt = text[j + 1]
         if nxt == "\n":
             i = j + 2  # line continuation
-        elif mode == "bare" or nxt in _DQ_ESCAPABLE:
+        elif mode == "bare" or nxt in (_DQ_ESCAPABLE if mode == "dq" else _HEREDOC_ESCAPABLE):
             out.append(nxt)
             out_spans.append((spans[j][0], spans[j + 1][1]))
             i = j + 2
@@ -429,7 +502,7 @@ def _ansi_c(scope: Scope, val: ShellValue, node: ts.Node) -> None:
         i += 1
 
 
-def _expansion_parts(scope: Scope, node: ts.Node) -> tuple[str | None, str | None, ts.Node | None, bool]:
+def expansion_parts(scope: Scope, node: ts.Node) -> tuple[str | None, str | None, ts.Node | None, bool]:
     """For ``${…}``: (variable name, operator, operand node, is ``[@]``/``[*]`` subscript)."""
     name = None
     op = None
@@ -471,7 +544,7 @@ def _expand_var(scope: Scope, node: ts.Node, depth: int) -> ShellValue | list[Sh
         if value is None:
             scope.unassigned.append((name, name_node))
         return _unknown() if value is None else value
-    name, op, operand, whole_array = _expansion_parts(scope, node)
+    name, op, operand, whole_array = expansion_parts(scope, node)
     if name is None or op in ("other", "index") or (node.children and node.children[1].type in ("#", "!")):
         return _unknown()
     if whole_array:
@@ -512,20 +585,22 @@ def word_value(scope: Scope, node: ts.Node, depth: int = 0) -> ShellValue:
         if plain is not None:
             return ShellValue(plain[0], CharRun(plain[1], len(plain[0])))
     val = ShellValue()
-    _word_into(scope, node, val, depth, quoted=False)
+    word_into(scope, node, val, depth, quoted=False)
     return val
 
 
-def _word_into(scope: Scope, node: ts.Node, val: ShellValue, depth: int, quoted: bool,
+def word_into(scope: Scope, node: ts.Node, val: ShellValue, depth: int, quoted: bool,
                holes: list[str] | None = None) -> None:
     """Add the text ``node`` denotes to ``val``. With ``holes`` (an ``sh -c`` script, see
     :func:`script_with_holes`), an expansion or substitution whose value is unknown is written
     as a variable of its own, named in ``holes``, instead of ending what is known."""
+    if holes is None:
+        holes = scope.holes
     t = node.type
     if t in ("word", "number", "string_content", "special_variable_name", "variable_name", "extglob_pattern"):
-        _add_literal(scope, val, node.start_byte, node.end_byte, "dq" if quoted else "bare")
+        add_literal(scope, val, node.start_byte, node.end_byte, "dq" if quoted else "bare")
     elif t == "raw_string":
-        _add_literal(scope, val, node.start_byte + 1, node.end_byte - 1, "raw")
+        add_literal(scope, val, node.start_byte + 1, node.end_byte - 1, "raw")
     elif t == "ansi_c_string":
         _ansi_c(scope, val, node)
     elif t in ("string", "translated_string"):
@@ -534,30 +609,30 @@ def _word_into(scope: Scope, node: ts.Node, val: ShellValue, depth: int, quoted:
         for c in inner.children:
             if c.type == '"':
                 continue
-            start = c.start_byte if c.type == "string_content" else _expansion_start(scope.source.data, c)
+            start = c.start_byte if c.type == "string_content" else expansion_start(scope.source.data, c)
             if start > pos:
-                _add_literal(scope, val, pos, start, "dq")
-            _word_into(scope, c, val, depth, True, holes)
+                add_literal(scope, val, pos, start, "dq")
+            word_into(scope, c, val, depth, True, holes)
             pos = c.end_byte
         if inner.end_byte - 1 > pos:
-            _add_literal(scope, val, pos, inner.end_byte - 1, "dq")
+            add_literal(scope, val, pos, inner.end_byte - 1, "dq")
     elif t == "concatenation":
         pos = node.start_byte
         for c in node.children:
             if c.start_byte > pos:
-                _add_literal(scope, val, pos, c.start_byte, "dq" if quoted else "bare")
-            _word_into(scope, c, val, depth, quoted, holes)
+                add_literal(scope, val, pos, c.start_byte, "dq" if quoted else "bare")
+            word_into(scope, c, val, depth, quoted, holes)
             pos = c.end_byte
     elif t in ("simple_expansion", "expansion"):
         result = _expand_var(scope, node, depth)
         if isinstance(result, list):
             result = _joined(scope, node, result)
         if holes is not None and result.unknown:
-            _add_hole(scope, node, val, holes)
+            add_hole(scope, node, val, holes)
         else:
             val.extend(result)
     elif holes is not None:
-        _add_hole(scope, node, val, holes)
+        add_hole(scope, node, val, holes)
     else:
         # command/process substitution, arithmetic, brace expressions we do not evaluate …
         val.hole()
@@ -568,6 +643,9 @@ def _joined(scope: Scope, node: ts.Node, elements: list[ShellValue]) -> ShellVal
     separated by blanks that come from ``node``."""
     joined = ShellValue()
     for i, el in enumerate(elements):
+        if el is None:
+            joined.hole()
+            break
         if i:
             sp = scope.source.span(node.start_byte, node.end_byte)
             joined.add(" ", [(sp.start, sp.end)])
@@ -575,7 +653,7 @@ def _joined(scope: Scope, node: ts.Node, elements: list[ShellValue]) -> ShellVal
     return joined
 
 
-def _expansion_start(data: bytes, node: ts.Node) -> int:
+def expansion_start(data: bytes, node: ts.Node) -> int:
     """Where the ``$`` (or backquote) of an expansion or substitution inside a double-quoted
     string is. tree-sitter-bash gives the text between two of them to the second (in
     ``"$A ${B}"`` the node of ``${B}`` starts at the space): that text is literal."""
@@ -589,52 +667,15 @@ def _expansion_start(data: bytes, node: ts.Node) -> int:
 HOLE_PREFIX = "__sglang_lsp_unknown_"  # the variables that stand for unknown text in an `sh -c` script
 
 
-def _add_hole(scope: Scope, node: ts.Node, val: ShellValue, holes: list[str]) -> None:
+def add_hole(scope: Scope, node: ts.Node, val: ShellValue, holes: list[str]) -> None:
     """Write the unknown value of ``node`` as ``${<a new name>}`` (a substitution: as
     ``$(<a new name>)``, which the inner shell reads as it reads one written there), every
     character of it from ``node``."""
     name = f"{HOLE_PREFIX}{len(holes)}"
     holes.append(name)
     text = "${" + name + "}" if node.type in ("simple_expansion", "expansion") else "$(" + name + ")"
-    span = scope.source.span(_expansion_start(scope.source.data, node), node.end_byte)
+    span = scope.source.span(expansion_start(scope.source.data, node), node.end_byte)
     val.add(text, [(span.start, span.end)] * len(text))
-
-
-def script_with_holes(scope: Scope, cmd: ts.Node, script: Word) -> tuple[Word, list[str]] | None:
-    """The script of ``sh -c "…"`` when parts of it are unknown (``"… --model-path $MODEL …"``
-    with ``$MODEL`` not assigned in the file): the outer shell expands them before the inner one
-    parses the script, so each is unknown text in the script, written as a variable the inner
-    script does not know (its name in the list). ``None`` when the script is not one argument
-    written in the command, or a hole is in no expansion (see :func:`_word_into`)."""
-    source = scope.source
-    for node in cmd.children_by_field_name("argument"):
-        if source.span(node.start_byte, node.end_byte) == script.span:
-            break
-    else:
-        return None
-    if node.type not in ("string", "concatenation"):
-        return None
-    holes: list[str] = []
-    val = ShellValue()
-    _word_into(scope, node, val, 0, False, holes)
-    if val.unknown or not holes:
-        return None
-    return Word(val.text, script.span, val.spans, script.quote), holes
-
-
-def forget_holes(invocations: list[Invocation]) -> None:
-    """A word of a nested launch that still holds a hole's name as text (the hole sat in a
-    literal of the inner script, e.g. between single quotes) is unknown from there on."""
-    for inv in invocations:
-        for words in (inv.program, inv.args):
-            for k, w in enumerate(words):
-                text = w.text
-                if text is not None and HOLE_PREFIX in text:
-                    at = text.find(HOLE_PREFIX) - 2  # (its `${` or `$(`)
-                    words[k] = Word(None, w.span, None, w.quote, text[:max(at, 0)], w.origin, w.config_key, w.whole)
-        for name, value in inv.env.items():
-            if value is not None and HOLE_PREFIX in value:
-                inv.env[name] = None
 
 
 def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[ShellValue | None]:
@@ -646,7 +687,7 @@ def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[ShellValue 
         if isinstance(result, list):
             out: list[ShellValue | None] = []
             for el in result:
-                out.extend(_split(el))
+                out.extend(_split(el) if el is not None else (None,))
             return out
         return _split(result) if not result.unknown else [None]
     if t == "string" and node.named_child_count == 1 \
@@ -655,7 +696,7 @@ def expand_node(scope: Scope, node: ts.Node, depth: int = 0) -> list[ShellValue 
         if inner.type == "expansion" and inner.end_byte == node.end_byte - 1:
             # "${ARR[@]}" → one word per element (none for an empty array), unknown when the array
             # is; "${ARR[*]}" → one word
-            _, op, _, whole_array = _expansion_parts(scope, inner)
+            _, op, _, whole_array = expansion_parts(scope, inner)
             if whole_array and op is None and b"[@" in scope.source.data[inner.start_byte:inner.end_byte]:
                 result = _expand_var(scope, inner, depth)
                 return list(result) if isinstance(result, list) else [None]
@@ -684,13 +725,13 @@ def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[ShellV
     for c in kids:
         if c.start_byte > pos:
             literal = ShellValue()
-            _add_literal(scope, literal, pos, c.start_byte, "bare")
+            add_literal(scope, literal, pos, c.start_byte, "bare")
             parts.append((literal, False))
         pos = c.end_byte
         if c.type == "simple_expansion" or c.type == "expansion":
             value = _expand_var(scope, c, depth)
             if isinstance(value, list):  # `a${ARR[@]}b`: each element a word (the first and last glued)
-                if any(element.unknown for element in value):
+                if any(element is None or element.unknown for element in value):
                     return [_one_word(parts, _joined(scope, c, value))]
                 for i, element in enumerate(value):
                     if i:
@@ -703,7 +744,7 @@ def _split_concatenation(scope: Scope, node: ts.Node, depth: int) -> list[ShellV
             parts.append((value, True))
         else:
             value = ShellValue()
-            _word_into(scope, c, value, depth, False)
+            word_into(scope, c, value, depth, False)
             if value.unknown:
                 return [_one_word(parts, value)]
             parts.append((value, False))
@@ -758,6 +799,8 @@ def _split(val: ShellValue) -> list[ShellValue | None]:
     """Field splitting of an unquoted expansion."""
     if val.unknown:
         return [None]
+    if val.text and _IFS.search(val.text) is None:
+        return [val]  # one field: the value itself (an array element keeps where it is written)
     out: list[ShellValue | None] = []
     pos = 0
     for m in _IFS.finditer(val.text):

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import tree_sitter as ts
 
 from ...base import queries
 from ...base.findings import Span
-from ...base.invocation import (CharRun, Invocation, Word, match_launch, may_be_launcher, may_contain_launch,
-                                may_start_launch)
-from .expansion import Scope, ShellValue, expand_node, forget_holes, plain_text, quote_of, script_with_holes, word_value
+from ...base.invocation import (CharRun, Invocation, LaunchMatch, Word, match_launch, may_be_launcher,
+                               may_contain_launch, may_start_launch, names_sglang, never_runs_its_words)
+from .expansion import Scope, ShellValue, expand_node, plain_text, quote_of, word_value
 from .source import Source
+
+# (.branches, .alternatives and .scripts are imported where a script needs them: most scripts have
+# one argv per launch and no script in a string, and a cold check imports less)
 
 
 class CommandWalk:
@@ -195,18 +199,33 @@ _new_span = tuple.__new__
 
 
 def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Word]) -> None:
-    """Append the words the shell makes of the argument node ``arg``."""
+    """Append the words the shell makes of the argument node ``arg``.
+
+    An unknown value is one word, whatever it holds, when the shell does not split it: it is
+    quoted (``"$MODEL"``, ``--x="$V"``), or it is a variable of the environment whose value is
+    one word by definition (``$SLURM_NODEID``: see SINGLE_WORD_ENVIRONMENT), or it is a plain
+    variable standing where a flag's one value is (``--host $HOST``: see _value_after_flag). That
+    word cannot add flags. Any other unquoted unknown expansion (``$EXTRA_ARGS``) may be any number
+    of words, also none: bash splits it at blanks, so the words after it may be flags the file
+    does not show (the argv is *open*)."""
     span = scope.source.span(arg.start_byte, arg.end_byte)
     pieces = expand_node(scope, arg)
     quote = quote_of(arg)
     lo, hi, path = span
     for piece in pieces:
         if piece is None:
+            if len(pieces) == 1 and (_single_word_environment(scope, arg) or _value_after_flag(scope, arg, words)):
+                words.append(Word(None, span, None, quote, "", "shell", whole=True))
+                continue
             open_flag[0] = True
             words.append(Word(None, span, None, quote, "", "shell"))
             continue
         if piece.unknown:
-            words.append(Word(None, span, None, quote, piece.prefix, "shell"))
+            words.append(Word(None, span, None, quote, piece.prefix, "shell", whole=len(pieces) == 1 and _unsplit(arg)))
+            continue
+        if piece.written is not None:  # an element written in an array's definition in this file
+            a, b, element_quote = piece.written
+            words.append(Word(piece.text, _new_span(Span, (a, b, path)), piece.spans, element_quote, "", "array"))
             continue
         spans = piece.spans
         # characters that come from outside this word (a variable's definition; see _outside)
@@ -227,6 +246,96 @@ def _arg_words(scope: Scope, arg: ts.Node, open_flag: list[bool], words: list[Wo
             # a word of an array or of a split expansion: point at its definition
             word_span = _new_span(Span, (first, last, path))
         words.append(Word(piece.text, word_span, spans, quote, "", "variable"))
+
+
+# Variables a scheduler or launcher sets to one word (a number, a host name, an index): Slurm
+# (srun/sbatch "OUTPUT ENVIRONMENT VARIABLES"), torchrun (torch.distributed.run's worker
+# environment), Open MPI / PMI, LeaderWorkerSet (its pod environment), SkyPilot and the Kubernetes
+# Indexed Job. Unquoted, they still expand to exactly one word.
+SINGLE_WORD_ENVIRONMENT = frozenset({
+    "SLURM_NODEID", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NNODES", "SLURM_JOB_NUM_NODES", "SLURM_NTASKS",
+    "SLURM_NTASKS_PER_NODE", "SLURM_JOB_ID", "SLURM_JOBID", "SLURM_ARRAY_TASK_ID", "SLURM_STEP_ID",
+    "SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE", "SLURMD_NODENAME", "SLURM_JOB_NODELIST",
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_PORT",
+    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
+    "PMIX_RANK", "LWS_WORKER_INDEX", "LWS_GROUP_SIZE", "LWS_LEADER_ADDRESS", "JOB_COMPLETION_INDEX",
+    "SKYPILOT_NODE_RANK", "SKYPILOT_NUM_NODES", "SKYPILOT_NUM_GPUS_PER_NODE", "HOSTNAME",
+})
+
+
+def _single_word_environment(scope: Scope, arg: ts.Node) -> bool:
+    """Whether ``arg`` is ``$NAME`` / ``${NAME}`` of a SINGLE_WORD_ENVIRONMENT variable the script
+    does not assign (its value is the environment's)."""
+    if arg.type == "simple_expansion":
+        kids = arg.named_children
+        name = kids[0] if len(kids) == 1 and kids[0].type == "variable_name" else None
+    elif arg.type == "expansion" and arg.named_child_count == 1 and arg.child_count == 3:
+        name = arg.named_children[0] if arg.named_children[0].type == "variable_name" else None
+    else:
+        return False
+    return name is not None and scope.node_text(name) in SINGLE_WORD_ENVIRONMENT \
+        and not scope.assignments.get(scope.node_text(name))
+
+
+def _value_after_flag(scope: Scope, arg: ts.Node, words: list[Word]) -> bool:
+    """Whether ``arg`` is a plain ``$NAME`` / ``${NAME}`` written right after a long option that
+    takes exactly one value (``--host $HOST``, ``--model-path $MODEL``, Dynamo's ``--endpoint
+    $EP``): the variable is that option's value, one word (issue 19 §2: a word in a value
+    position cannot change how many GPUs a launch uses). Bash would split a value holding blanks,
+    but a script whose ``$HOST`` carries further flags is not one this reads; a variable after a
+    switch (``--enable-metrics $EXTRA``), after an unknown option or written alone still opens
+    the argv. Arity is the default release's (no option's arity changes between releases)."""
+    if not words or not _plain_variable(arg):
+        return False
+    before = words[-1].text
+    if before is None or not before.startswith("--") or "=" in before:
+        return False
+    from ...catalog.catalog import load_catalog
+    from ...catalog.dialects import dynamo_flags
+
+    catalog = load_catalog()
+    option = catalog.lookup(before)
+    if option is None:  # an abbreviation argparse accepts (``--tp $TP``): one option it names
+        named = {catalog.lookup(s) for s in catalog.prefix_matches(before)}
+        option = named.pop() if len(named) == 1 else None
+    if option is not None:
+        return not option.is_switch and option.nargs is None
+    return dynamo_flags().get(before) == 1
+
+
+def _plain_variable(arg: ts.Node) -> bool:
+    """``$NAME`` or ``${NAME}`` (no operator, no index, no command substitution)."""
+    if arg.type == "simple_expansion":
+        kids = arg.named_children
+        return len(kids) == 1 and kids[0].type == "variable_name"
+    return arg.type == "expansion" and arg.named_child_count == 1 and arg.child_count == 3 \
+        and arg.named_children[0].type == "variable_name"
+
+
+_SPLIT_BY_THE_SHELL = frozenset({"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion",
+                                 "process_substitution", "brace_expression"})
+
+
+def _unsplit(arg: ts.Node) -> bool:
+    """Whether the shell keeps the argument ``arg`` one word whatever its expansions hold: each
+    is inside quotes (``"$A"``, ``--x="$V"``, ``"$A"-"$B"``)."""
+    if arg.type in ("string", "raw_string", "ansi_c_string", "translated_string"):
+        return True
+    return arg.type == "concatenation" and not any(c.type in _SPLIT_BY_THE_SHELL for c in arg.children)
+
+
+def _joined_words(words: list[Word]) -> Word:
+    """The words of ``eval``, as the one string it parses: joined by blanks."""
+    if len(words) == 1 or any(w.text is None for w in words):
+        return words[0] if len(words) == 1 else Word(None, Span(words[0].span.start, words[-1].span.end,
+                                                                 words[0].span.path))
+    text = " ".join(w.text or "" for w in words)
+    spans: list[tuple[int, int]] = []
+    for k, w in enumerate(words):
+        if k:
+            spans.append((words[k - 1].span.end, w.span.start))
+        spans += list(w.char_spans or [(w.span.start, w.span.end)] * len(w.text or ""))
+    return Word(text, Span(words[0].span.start, words[-1].span.end, words[0].span.path), spans)
 
 
 def _from_variable(arg: ts.Node, pieces: list) -> bool:
@@ -295,70 +404,254 @@ def extract(source: Source, base_dir: str | None = None, depth: int = 0,
     tree = bash.parse(source.data, old_tree) if old_tree is not None else bash.parse(source.data)
     pass_ = CommandWalk(tree.root_node, source.data)
     scope = Scope(source, pass_, outer_env)
-    invocations: list[Invocation] = []
-    data = source.data
+    reader = _Reader(scope, base_dir, depth)
     for cmd, name in pass_.commands:
-        name_node = name.named_children[0] if name.named_children else name
-        if name_node.type == "word":
-            raw = data[name_node.start_byte : name_node.end_byte]
-            if b"\\" not in raw and not may_be_launcher(raw.decode("utf-8", "surrogateescape")):
-                continue  # a literal command name that starts no launch (echo, curl, mkdir …)
-        if not may_contain_launch(data[cmd.start_byte : cmd.end_byte]):
-            continue
-        open_flag = [False]
-        del scope.unassigned[:]
-        words = _command_words(scope, [name_node], open_flag)
-        if not words or not may_start_launch(words[0]):
-            continue  # an unrelated command: its arguments are never expanded
-        words += _command_words(scope, cmd.children_by_field_name("argument") + _after_redirects(cmd), open_flag)
-        match = match_launch(words)
-        if match is None:
-            continue
-        env = _env_of(scope, _prefix_assignments(cmd))
-        for i in range(match.start):  # `env A=B python …`
-            t = words[i].text
-            if t and "=" in t and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", t):
-                k, _, v = t.partition("=")
-                env[k] = v
-        if match.kind == "shell":
-            script = words[match.end]
-            if depth >= MAX_NESTING:
-                continue
-            holes: list[str] = []
-            if script.text is None:
-                partly = script_with_holes(scope, cmd, script)
-                if partly is None:
-                    continue
-                script, holes = partly
-            inner_env: dict[str, Word | None] = {k: None for k in env}
-            inner_env.update(dict.fromkeys(holes))
-            for name_, assigns in scope.assignments.items():
-                if any(a.exported for a in assigns):
-                    v = scope.scalar(name_, cmd, 0)
-                    inner_env[name_] = None if v is None or v.unknown else Word(v.text, Span(0, 0), v.spans)
-            nested = extract(Source.from_word(script), base_dir, depth + 1, inner_env)
-            if holes:
-                forget_holes(nested.invocations)
-            for inv in nested.invocations:
-                inv.env = {**env, **inv.env}
-                inv.nested = True
-            invocations.extend(nested.invocations)
-            continue
-        span = source.span(cmd.start_byte, cmd.end_byte)
-        invocations.append(
-            Invocation(
-                kind=match.kind,
-                program=words[match.start : match.end],
-                args=words[match.end :],
-                span=span,
-                open=open_flag[0],
-                env=env,
-                base_dir=base_dir,
-                unassigned=[(n, source.span(node.start_byte, node.end_byte)) for n, node in scope.unassigned
-                            if cmd.start_byte <= node.start_byte < cmd.end_byte],
-            )
-        )
+        reader.command(cmd, name)
+    invocations = reader.invocations
+    if len(invocations) > 1:
+        from .alternatives import group
+
+        invocations = group(invocations)
     return ShellScript(invocations, tree, source, scope)
 
 
 MAX_NESTING = 4
+
+
+def _choice(taken: dict[int, int] | None) -> Any:
+    """The scope's choice for reading one path again (``None``: no branch to choose)."""
+    if taken is None:
+        return None
+    from .branches import Choice
+
+    return Choice(taken)
+
+
+class _Reader:
+    """The launches of one parsed script, command by command."""
+
+    def __init__(self, scope: Scope, base_dir: str | None, depth: int):
+        self.scope = scope
+        self.base_dir = base_dir
+        self.depth = depth
+        self.invocations: list[Invocation] = []
+
+    def command(self, cmd: ts.Node, name: ts.Node) -> None:
+        scope = self.scope
+        data = scope.source.data
+        name_node = name.named_children[0] if name.named_children else name
+        text = data[cmd.start_byte : cmd.end_byte]
+        literal = None
+        if name_node.type == "word":
+            raw = data[name_node.start_byte : name_node.end_byte]
+            if b"\\" not in raw:
+                literal = raw.decode("utf-8", "surrogateescape")
+        statement = cmd.parent
+        if statement is not None and statement.type == "redirected_statement" \
+                and data.find(b"<<", cmd.end_byte, statement.end_byte) != -1:
+            self._heredoc(cmd, literal)
+        if literal is not None:
+            if literal == "eval":
+                self._launches(cmd, name_node, eval_=True)
+                return
+            if never_runs_its_words(literal):
+                return  # (echo, grep, pkill … of launch-looking words)
+            if not may_be_launcher(literal) and not names_sglang(text):
+                self._held(cmd)  # a command of another name: a launch in a variable handed to it?
+                return
+        elif not may_contain_launch(text):
+            return
+        if not self._launches(cmd, name_node):
+            self._held(cmd)
+
+    def _launches(self, cmd: ts.Node, name_node: ts.Node, eval_: bool = False) -> bool:
+        """The launches ``cmd`` starts, one per path of its words through the script's branches;
+        whether it starts any."""
+        scope = self.scope
+        del scope.unassigned[:]
+        scope.met_branch = False
+        name_open = [False]
+        first = _command_words(scope, [name_node], name_open)
+        if not eval_ and first and first[0].text is not None and not may_start_launch(first[0]) \
+                and not names_sglang(scope.source.data[cmd.start_byte : cmd.end_byte]):
+            return False  # an unrelated command: its arguments are never expanded
+        arguments = cmd.children_by_field_name("argument") + _after_redirects(cmd)
+
+        def evaluate() -> tuple[list[Word], bool]:
+            if scope.choice is None:  # (the name as read above)
+                open_flag = [name_open[0]]
+                words = list(first)
+            else:
+                open_flag = [False]
+                words = _command_words(scope, [name_node], open_flag)
+            words += _command_words(scope, arguments, open_flag)
+            return words, open_flag[0]
+
+        found = self._paths(evaluate, fresh=False)
+        launches: list[Invocation] = []
+        for taken, (words, open_) in found:
+            scope.choice = _choice(taken)
+            try:
+                if eval_:
+                    if len(words) > 1:
+                        launches += self._script(cmd, _joined_words(words[1:]), {})
+                    continue
+                match = match_launch(words)
+                if match is None:
+                    continue
+                env = _env_of(scope, _prefix_assignments(cmd))
+                for i in range(match.start):  # `env A=B python …`
+                    t = words[i].text
+                    if t and "=" in t and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", t):
+                        k, _, v = t.partition("=")
+                        env[k] = v
+                if match.kind == "shell":
+                    launches += self._script(cmd, words[match.end], env)
+                    continue
+                launches.append(self._invocation(cmd, match, words, open_, env))
+            finally:
+                scope.choice = None
+        self._add(launches)
+        return bool(launches)
+
+    def _paths(self, evaluate: Any, fresh: bool = True) -> list[tuple[dict[int, int] | None, Any]]:
+        """``evaluate()`` once per path through the branches its values depend on (see
+        extract.shell.branches); once, with no choice, when none does (``fresh``: whether to
+        forget the branches met by reads before it)."""
+        scope = self.scope
+        if fresh:
+            scope.met_branch = False
+        result = evaluate()
+        if not scope.met_branch:
+            return [(None, result)]
+        from .branches import paths
+
+        return paths(scope, evaluate) or [(None, result)]  # (None: too many, read unknown)
+
+    def _invocation(self, cmd: ts.Node, match: LaunchMatch, words: list[Word], open_: bool,
+                    env: dict[str, str | None]) -> Invocation:
+        source = self.scope.source
+        seen: set[int] = set()
+        unassigned = []
+        for n, node in self.scope.unassigned:
+            if cmd.start_byte <= node.start_byte < cmd.end_byte and node.id not in seen:
+                seen.add(node.id)
+                unassigned.append((n, source.span(node.start_byte, node.end_byte)))
+        return Invocation(kind=match.kind, program=words[match.start : match.end], args=words[match.end :],
+                          span=source.span(cmd.start_byte, cmd.end_byte), open=open_, env=env,
+                          base_dir=self.base_dir, unassigned=unassigned, dialect=match.dialect)
+
+    def _add(self, launches: list[Invocation]) -> None:
+        """The launches of one command: those of one launcher, on several paths, are one launch."""
+        if len(launches) < 2:
+            self.invocations += launches
+            return
+        from .alternatives import alternatives_of, program_key
+
+        by_program: dict[tuple, list[Invocation]] = {}
+        for inv in launches:
+            by_program.setdefault(program_key(inv), []).append(inv)
+        self.invocations += [alternatives_of(members) for members in by_program.values()]
+
+    def _script(self, cmd: ts.Node, script: Word, env: dict[str, str | None],
+                node: ts.Node | None = None, holes: list[str] | None = None) -> list[Invocation]:
+        """The launches of ``script``, text the command hands to another shell (``sh -c``'s
+        string, ``eval``'s words, a here-document, a command kept in a variable); ``node``: the
+        argument it is written as (found by its range when not given)."""
+        scope = self.scope
+        if self.depth >= MAX_NESTING:
+            return []
+        holes = list(holes or ())
+        if script.text is None:
+            from .scripts import argument_node, script_with_holes
+
+            if node is None:
+                node = argument_node(scope, cmd, script.span)
+            partly = script_with_holes(scope, node, script) if node is not None else None
+            if partly is None:
+                return []
+            script, holes = partly
+        inner_env: dict[str, Word | None] = {k: None for k in env}
+        inner_env.update(dict.fromkeys(holes))
+        for name_, assigns in scope.assignments.items():
+            if any(a.exported for a in assigns):
+                v = scope.scalar(name_, cmd, 0)
+                inner_env[name_] = None if v is None or v.unknown else Word(v.text, Span(0, 0), v.spans)
+        nested = extract(Source.from_word(script), self.base_dir, self.depth + 1, inner_env)
+        found = [alt for inv in nested.invocations for alt in inv.alternatives or (inv,)]
+        if holes:
+            from .scripts import forget_holes
+
+            forget_holes(found)
+        for inv in found:
+            inv.env = {**env, **inv.env}
+            inv.nested = True
+        return nested.invocations
+
+    def _held(self, cmd: ts.Node) -> None:
+        """A launch kept in a variable and handed to a command that is not one (``run_logged
+        "$CMD"``, ``write_command "${CMD[@]}"``): each argument that is exactly an expansion of a
+        variable whose value names sglang is read as the launch it holds (an array as its words,
+        a string as a script)."""
+        scope = self.scope
+        bearing = scope.launch_bearing()
+        if not bearing:
+            return
+        from .alternatives import flat
+        from .scripts import lone_expansion
+
+        launches: list[Invocation] = []
+        for arg in cmd.children_by_field_name("argument"):
+            held = lone_expansion(scope, arg)
+            if held is None or held[0] not in bearing:
+                continue
+            if held[1]:  # "${A[@]}": the array's words are a command
+                for taken, (words, open_) in self._paths(lambda: self._evaluate_words(arg)):
+                    scope.choice = _choice(taken)
+                    try:
+                        match = match_launch(words)
+                        if match is None:
+                            continue
+                        if match.kind == "shell":
+                            launches += self._script(cmd, words[match.end], {})
+                        else:
+                            launches.append(self._invocation(cmd, match, words, open_, {}))
+                    finally:
+                        scope.choice = None
+                continue
+            for taken, value in self._paths(lambda: word_value(scope, arg)):
+                scope.choice = _choice(taken)
+                try:
+                    span = scope.source.span(arg.start_byte, arg.end_byte)
+                    script = Word(None if value.unknown else value.text, span, None if value.unknown else value.spans,
+                                  quote_of(arg))
+                    launches += self._script(cmd, script, {}, node=arg)
+                finally:
+                    scope.choice = None
+        for inv in flat(launches):
+            inv.held = True  # type: ignore[attr-defined]
+        self._add(launches)
+
+    def _evaluate_words(self, arg: ts.Node) -> tuple[list[Word], bool]:
+        open_flag = [False]
+        return _command_words(self.scope, [arg], open_flag), open_flag[0]
+
+    def _heredoc(self, cmd: ts.Node, literal: str | None) -> None:
+        """The body of a here-document given to ``cmd`` read as a script, when ``cmd`` writes it
+        to a script file (``cat > entry.sh <<EOF``), prints it into a variable (``X=$(cat
+        <<EOF …)``) or runs it (``bash <<EOF``, ``ssh host bash <<EOF``)."""
+        parent = cmd.parent
+        if parent is None or parent.type != "redirected_statement":
+            return
+        redirect = next((c for c in parent.named_children if c.type == "heredoc_redirect"), None)
+        if redirect is None or not names_sglang(self.scope.source.data[redirect.start_byte:redirect.end_byte]):
+            return
+        from .scripts import heredoc_is_shell, heredoc_script
+
+        if not heredoc_is_shell(self.scope, cmd, parent, literal):
+            return
+        found = heredoc_script(self.scope, redirect)
+        if found is None:
+            return
+        script, holes = found
+        self._add(self._script(cmd, script, {}, holes=holes or None))

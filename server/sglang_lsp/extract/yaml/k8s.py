@@ -189,18 +189,26 @@ class KubernetesReader:
             self._doc_starts = [lo] + [m.start() for m in
                                        line_matches(DOC_SEPARATOR, DOC_SEPARATOR_TEXT, self.data, lo, hi)]
         doc_start = self._doc_starts[bisect.bisect_right(self._doc_starts, node.start_byte) - 1]
-        inside = []
         starts = self._kind_starts
-        # only the `kind:` keys of this document up to the node's end can belong to an object around it
-        for k in range(bisect.bisect_left(starts, doc_start), bisect.bisect_right(starts, node.end_byte)):
+        # only the `kind:` keys of this document up to the node's end can belong to an object around
+        # it; looked at backwards from the node, the first whose object holds the node is the
+        # innermost one's (an outer object's keys lie outside the inner object, and before it).
+        # (Forwards, an item far down a `kind: List` went through every item's key before it.)
+        found = None
+        for k in range(bisect.bisect_right(starts, node.end_byte) - 1, bisect.bisect_left(starts, doc_start) - 1, -1):
             pos = starts[k]
             m = self._kinds[pos]
             if isinstance(m, re.Match):  # the object this `kind:` belongs to, found once
                 n = self.around(self.node_at(m.start(1), m.end(1)), ("block_mapping", "flow_mapping"))
                 m = self._kinds[pos] = (n.start_byte, n.end_byte, m.group(1).decode()) if n is not None else None
-            if m is not None and m[0] <= node.start_byte and node.end_byte <= m[1]:
-                inside.append(m)
-        return min(inside, key=lambda k: k[1] - k[0])[2] if inside else None
+            if found is not None:
+                if pos < found[0]:
+                    break
+                if m is not None and m[:2] == found[:2]:
+                    found = m  # a repeated `kind:` of the same object: the first one counts
+            elif m is not None and m[0] <= node.start_byte and node.end_byte <= m[1]:
+                found = m
+        return found[2] if found is not None else None
 
     def kind_keys(self) -> list[re.Match]:
         """Every ``kind:`` key of the file, or of its window (a byte match each). (The objects of

@@ -231,6 +231,7 @@ class _Extractor(KubernetesReader, OperatorReader, ComposeReader, EmbeddedShellR
         inv = Invocation(
             kind=match.kind, program=words[match.start : match.end], args=words[match.end :],
             span=Span(first.start, max(first.end, last.end)), open=open_, env=dict(env), base_dir=self.base_dir,
+            dialect=match.dialect,
         )
         self.scan.invocations.append(inv)
         return inv
