@@ -182,6 +182,7 @@ def file_of(result: dict, name: str) -> dict:
 
 
 LAUNCH = (WORKSPACE / "launch.sh").read_text(encoding="utf-8")
+DOCKERFILE = (WORKSPACE / "Dockerfile").read_text(encoding="utf-8")
 MANIFEST = (WORKSPACE / "deployment.yaml").read_text(encoding="utf-8")
 COMPOSE = (WORKSPACE / "compose.yaml").read_text(encoding="utf-8")
 
@@ -211,10 +212,19 @@ MANIFEST_FILE = {
 }
 
 
+DOCKER_FP8 = locate(DOCKERFILE, "FP8", within='"FP8"')
+DOCKER_TP_SIZE = locate(DOCKERFILE, "--tp-size", within='"--tp-size"')
+DOCKER_FILE = {
+    "path": "Dockerfile",
+    "hover": {"line": DOCKER_TP_SIZE[0], "col": DOCKER_TP_SIZE[1] + 3},
+    "action": {"line": DOCKER_FP8[0], "col": DOCKER_FP8[1], "title": "Use `fp8`", "code": "SGL002"},
+}
+
+
 @pytest.fixture(scope="module")
 def default_run(nvim, server_bin, tmp_path_factory) -> dict:
     """The config exactly as shipped: a launch script and a Kubernetes manifest."""
-    return run_nvim(nvim, server_bin, tmp_path_factory.mktemp("nvim-default"), [SHELL_FILE, MANIFEST_FILE])
+    return run_nvim(nvim, server_bin, tmp_path_factory.mktemp("nvim-default"), [SHELL_FILE, MANIFEST_FILE, DOCKER_FILE])
 
 
 @pytest.fixture(scope="module")
@@ -240,12 +250,15 @@ def configured_run(nvim, server_bin, tmp_path_factory) -> dict:
 def test_config_is_what_vim_lsp_enable_resolves(default_run, server_bin):
     config = default_run["config"]
     assert config["cmd"] == ["sglang-lsp", "serve"]
-    assert config["filetypes"] == ["sh", "bash", "yaml", "yaml.docker-compose"]
+    assert config["filetypes"] == ["sh", "bash", "yaml", "yaml.docker-compose", "dockerfile", "markdown", "rst",
+                                   "python"]
     assert config["root_markers"] == [".sglang-lsp.toml", ".git"]
     assert config["language_ids"] == {"sh": "sh", "bash": "bash", "yaml": "yaml",
-                                      "yaml.docker-compose": "dockercompose"}
+                                      "yaml.docker-compose": "dockercompose", "dockerfile": "dockerfile",
+                                      "markdown": "markdown", "rst": "rst", "python": "python"}
+    kinds = {"sh": "shell", "bash": "shell", "yaml": "yaml", "yaml.docker-compose": "yaml"}
     for filetype, language_id in config["language_ids"].items():  # ids the server knows, not guessed from paths
-        assert language_for(language_id, None, "") == ("shell" if filetype in ("sh", "bash") else "yaml")
+        assert language_for(language_id, None, "") == kinds.get(filetype, filetype)
     # the settings section mirrors the server's: every key, each at the server's default
     section = config["settings"]["sglang-lsp"]
     assert set(section) == set(KNOWN_KEYS)
@@ -255,7 +268,7 @@ def test_config_is_what_vim_lsp_enable_resolves(default_run, server_bin):
     assert Path(default_run["exepath"]) == server_bin / "sglang-lsp"
     client = default_run["client"]
     assert client["cmd"] == ["sglang-lsp", "serve"] and client["server_name"] == "sglang-lsp"
-    assert client["count"] == 1  # one server for the script and the manifest of one workspace
+    assert client["count"] == 1  # one server for the script, the manifest and the Dockerfile of one workspace
     assert client["root_dir"] == default_run["workspace"]
     assert [f["name"] for f in client["workspace_folders"]] == [default_run["workspace"]]
     warnings = [m for m in default_run["messages"] if m["type"] <= 2]  # MessageType Error, Warning
@@ -293,8 +306,19 @@ def test_quick_fix_through_code_action(default_run):
     assert manifest["cleared"] and manifest["diagnostics"] == []
 
 
+def test_dockerfile_diagnostic_fix_and_hover(default_run):
+    dockerfile = file_of(default_run, "Dockerfile")
+    assert dockerfile["filetype"] == "dockerfile" and dockerfile["attached"]
+    # inside a JSON string of the exec form, after a CJK name on the same line
+    assert where(dockerfile["diagnostics"]) == [("SGL002", span(DOCKERFILE, "FP8", within='"FP8"'))]
+    action = dockerfile["action"]
+    assert "Use `fp8`" in action["offered"] and action["changed"]
+    assert action["text"] == DOCKERFILE.replace('"FP8"', '"fp8"', 1)
+    assert action["cleared"] and action["diagnostics"] == []
+
+
 def test_hover_on_a_flag(default_run):
-    for name in ("launch.sh", "deployment.yaml"):
+    for name in ("launch.sh", "deployment.yaml", "Dockerfile"):
         hover = file_of(default_run, name)["hover"]
         assert hover["shown"], name
         text = "\n".join(hover["lines"])

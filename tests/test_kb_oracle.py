@@ -17,7 +17,8 @@ case's GPU too.
 ``oracle_cases.jsonl`` is the corpus the rules were written against; the fresh sets were
 labelled afterwards and held out: ``_g1301`` (``gen_cases.py --seed 1301``), ``_w2101``
 (``gen_cases2.py --seed 2101``, the second, independent generator) and ``_clusters21``
-(``cluster_cases.py``: grids around issue 21's miss clusters).
+(``cluster_cases.py``: grids around issue 21's miss clusters); ``_g1401`` and ``_w2201`` (one
+fresh seed of each generator) were labelled after the effective-configuration model was written.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import replay  # noqa: E402
 
 CASES = replay.load(str(DATA / "oracle_cases.jsonl"))
 # fresh set -> the share of its rejections reported, at least (measured when it was labelled)
-FRESH = {"g1301": 94.0, "w2101": 71.5, "clusters21": 72.5}
+FRESH = {"g1301": 94.0, "w2101": 71.5, "clusters21": 72.5, "g1401": 99.0, "w2201": 88.0}
 FRESH_CASES = {name: replay.load(str(DATA / f"oracle_cases_{name}.jsonl")) for name in FRESH}
 # set -> the share of its rejections reported without naming the GPU, at least (measured when the
 # rules that hold on every GPU profile began to fire without one; before, 51.6 / 49.2 / 43.4 / 33.6;
@@ -131,11 +132,14 @@ def test_known_gaps_are_still_gaps(verdicts, fresh_verdicts):
     assert not fixed, f"now detected, remove from oracle_known_gaps.json: {fixed}"
 
 
-def test_every_rule_is_exercised_by_the_corpus(verdicts):
+def test_every_rule_is_exercised_by_the_corpus(verdicts, fresh_verdicts):
     from sglang_lsp.checks.kb.rule import kb_rules
 
-    summary, _ = verdicts
-    unlabelled = [r.code for r in kb_rules() if summary.per_rule.get(r.code, [0, 0, 0])[0] == 0]
+    summaries = [s for s, _ in _all(verdicts, fresh_verdicts)]
+    # the memory rules (stage "load") fail after the stage this oracle stops at: they are labelled
+    # by the memory oracle (tests/data/memory_cases.jsonl, tests/test_memory_diagnostics.py)
+    unlabelled = [r.code for r in kb_rules()
+                  if r.stage != "load" and not any(s.per_rule.get(r.code, [0, 0, 0])[0] for s in summaries)]
     assert not unlabelled, f"rules without a labelled rejection in the corpus: {unlabelled}"
 
 

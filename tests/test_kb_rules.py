@@ -26,10 +26,10 @@ CODES = [r["code"] for r in FILES]
 RULES = kb_rules()
 
 
-def test_there_are_rules_and_codes_are_sgl1xx_and_unique():
+def test_there_are_rules_and_codes_are_sgl1xx_or_sgl2xx_and_unique():
     assert len(FILES) >= 30
     assert len(set(CODES)) == len(CODES)
-    assert all(re.fullmatch(r"SGL1\d\d", c) for c in CODES)
+    assert all(re.fullmatch(r"SGL[12]\d\d", c) for c in CODES)
     assert len({r["kb_id"] for r in FILES}) == len(FILES)
 
 

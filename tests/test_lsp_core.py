@@ -152,7 +152,11 @@ def test_the_engine_receives_the_edited_tree(monkeypatch):
     ("dockercompose", None, "", "yaml"),
     ("plaintext", "/x/run", "#!/bin/bash\necho\n", "shell"),
     ("plaintext", "/x/notes.txt", "nothing here", None),
-    ("python", "/x/a.py", "import os\n", None),
+    ("python", "/x/a.py", "import os\n", "python"),
+    ("python", None, "!ls\n", "python"),  # a notebook cell (vscode-notebook-cell: URI, no path)
+    ("markdown", None, "# t\n", "markdown"),
+    ("dockerfile", "/x/Dockerfile", "FROM x\n", "dockerfile"),
+    ("plaintext", "/x/Containerfile.cuda", "FROM x\n", "dockerfile"),
     (None, "/x/a.yml", "a: 1\n", "yaml"),
 ])
 def test_language_for(language_id, path, text, expected):

@@ -31,7 +31,7 @@ def test_hook_definitions():
     for h in hooks:
         assert h["language"] == "python"
         assert h["entry"].startswith("sglang-lsp check")
-        assert set(h["types_or"]) == {"shell", "yaml"}
+        assert set(h["types_or"]) == {"shell", "yaml", "dockerfile", "markdown", "mdx", "rst", "python", "jupyter"}
     assert "--fix" in by_id["sglang-lsp-fix"]["entry"]
 
 
@@ -75,7 +75,7 @@ def _project(base: Path, name: str, repo: Path, rev: str, hook_id: str) -> Path:
     (project / ".pre-commit-config.yaml").write_text(yaml.safe_dump({"repos": [
         {"repo": str(repo), "rev": rev, "hooks": [{"id": hook_id}]}]}))
     (project / "bad.sh").write_text(BROKEN)
-    (project / "notes.md").write_text("python -m sglang.launch_server --bogus\n")  # not a shell/YAML file
+    (project / "notes.md").write_text("python -m sglang.launch_server --bogus\n")  # prose: no code block
     subprocess.run(GIT + ["-C", str(project), "add", "-A"], check=True)
     return project
 

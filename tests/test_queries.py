@@ -2,7 +2,7 @@
 what their caret fixtures say they catch.
 
 Caret fixtures live in ``tests/fixtures/queries/<lang>/<purpose>.<ext>`` (``.sh`` for bash,
-``.yaml`` for yaml), one per query. A comment line of the form ::
+``.yaml`` for yaml, ``.md``, ``.rst``, ``.py`` and ``.Dockerfile`` for the others), one per query. A comment line of the form ::
 
     #     ^^^^^^^ @command.name
 
@@ -27,8 +27,10 @@ from sglang_lsp.base import queries
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "queries"
-FIXTURE_EXT = {"bash": ".sh", "yaml": ".yaml"}
-GRAMMAR_PACKAGE = {"bash": "tree-sitter-bash", "yaml": "tree-sitter-yaml"}
+FIXTURE_EXT = {"bash": ".sh", "yaml": ".yaml", "markdown": ".md", "rst": ".rst", "python": ".py",
+               "dockerfile": ".Dockerfile"}
+GRAMMAR_PACKAGE = {"bash": "tree-sitter-bash", "yaml": "tree-sitter-yaml", "markdown": "tree-sitter-markdown",
+                   "rst": "tree-sitter-rst", "python": "tree-sitter-python", "dockerfile": "tree-sitter-containerfile"}
 # predicates py-tree-sitter evaluates itself (design notes, house style 4)
 EVALUATED_PREDICATES = {
     "eq?", "not-eq?", "any-eq?", "any-not-eq?", "match?", "not-match?", "any-match?",
@@ -181,7 +183,8 @@ def test_parse_assertions_reads_columns():
 
 # queries whose caret fixture must exist; a query outside this set without a fixture is
 # reported as skipped (add it here once its fixture is written)
-REQUIRED_FIXTURES = {"bash/script", "bash/comments"}
+REQUIRED_FIXTURES = {"bash/script", "bash/comments", "markdown/code_blocks", "rst/code_blocks",
+                     "python/launches", "dockerfile/instructions"}
 
 
 @pytest.mark.parametrize("path", QUERY_FILES, ids=QUERY_IDS)

@@ -54,7 +54,18 @@ def test_json_contract(workdir, capsys):
     assert launch["start"] == {"line": 3, "column": 1}
     assert launch["end"] == {"line": 4, "column": 14}
     assert launch["sglang_version"] == "0.5.23" and launch["gpu"] == "H100"
-    assert launch["memory"] == {}
+    # the memory plan (issue 22): Llama-3-8B BF16 over two H100s, weights as sglang's meta-device
+    # model holds them (tests/data/memory_agreement.md), KV bytes as sglang sizes them
+    memory = launch["memory"]
+    assert set(memory) == {"gpu_memory_bytes", "weights_bytes_per_gpu", "kv_cache_bytes_per_token",
+                           "kv_cache_tokens", "max_running_requests", "how"}
+    assert memory["gpu_memory_bytes"] == 81559 << 20
+    assert memory["weights_bytes_per_gpu"] == 8_034_721_792
+    assert memory["kv_cache_bytes_per_token"] == 65_536
+    assert memory["kv_cache_tokens"] > 0 and memory["max_running_requests"] > 0
+    assert memory["how"] == {"gpu_memory_bytes": "exact", "weights_bytes_per_gpu": "estimated",
+                             "kv_cache_bytes_per_token": "exact", "kv_cache_tokens": "estimated",
+                             "max_running_requests": "estimated"}
     args = launch["args"]
     # every ServerArgs field is either given or listed as unknown, never both
     assert set(args).isdisjoint(launch["unknown"])
@@ -265,6 +276,30 @@ def test_memory_plan_hook(workdir, capsys, monkeypatch):
         engine_resolve.set_memory_planner(None)
     assert launch["memory"] == {"kv_cache_gib": 42.0}
     assert seen == [launch["args"]["mem_fraction_static"]["value"]]
+
+
+def test_memory_fraction_is_public_for_the_memory_plan(workdir):
+    """``memory_fraction`` (the one field the memory plan starts from) gives what ``resolve``
+    shows: sglang's pick for the GPU (0.83 for Llama-3-8B on one H100, as sglang 0.5.23 resolves
+    it in the labelled oracle case g1401-02017), the flag's value when written, None when the
+    GPU is not known."""
+    from sglang_lsp.checks.kb.resolution import memory_fraction, resolve_field
+
+    def launch(text: str, gpu: str | None):
+        doc = Document(text, path=str(workdir / "run.sh"))
+        _, (resolved,) = engine_resolve.resolve_document(doc, Options(gpu=gpu))
+        return resolved
+
+    picked = launch(f"python -m sglang.launch_server --model-path {LLAMA}\n", "H100")
+    m = memory_fraction(picked.resolver)
+    assert (m.value, m.source) == (0.83, "sglang")
+    assert (m.value, m.source) == (picked.resolution.args["mem_fraction_static"].value,
+                                   picked.resolution.args["mem_fraction_static"].source)
+    written = launch(f"python -m sglang.launch_server --model-path {LLAMA} --mem-fraction-static 0.7\n", "H100")
+    assert (memory_fraction(written.resolver).value, memory_fraction(written.resolver).source) == (0.7, "flag")
+    assert resolve_field(written.resolver, "tp_size").value == 1
+    unknown_gpu = launch(f"python -m sglang.launch_server --model-path {LLAMA}\n", None)
+    assert memory_fraction(unknown_gpu.resolver) is None
 
 
 def test_bad_input_is_a_usage_error(workdir, capsys):

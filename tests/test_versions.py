@@ -640,3 +640,18 @@ def test_release_key_of_a_plain_release_is_what_the_version_pattern_reads():
                "0.5.x", "v0.5.1", "0.5.1.post2", "0.5.1-post2", "0.5.1+cu124", "", ".", "0..1", "0.5.", " 0.5"]
     for v in samples:
         assert versions.release_key(v) == by_pattern(v), v
+
+
+def test_the_version_probe_ignores_modules_in_its_working_directory(fake_sglang, tmp_path, monkeypatch):
+    """The probe runs in the temporary directory; a stray ``random.py`` or ``bisect.py`` there
+    (which the standard library imports on the way to importlib.metadata) must not shadow it."""
+    import tempfile
+
+    from sglang_lsp.catalog import user_catalogs
+
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    for name in ("bisect", "random", "email"):
+        (stray / f"{name}.py").write_text("raise SystemExit('a stray module was imported')\n")
+    monkeypatch.setattr(tempfile, "tempdir", str(stray))
+    assert user_catalogs.installed_version(sys.executable) == "0.5.10"

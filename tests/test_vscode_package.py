@@ -17,7 +17,7 @@ from sglang_lsp.context.facts import PROFILES, gpu_names
 
 pytest.importorskip("pygls")
 
-from sglang_lsp.lsp.documents import SHELL_IDS, YAML_IDS  # noqa: E402
+from sglang_lsp.lsp.documents import language_for  # noqa: E402
 from sglang_lsp.lsp.server import EXPLAIN_COMMAND  # noqa: E402
 from sglang_lsp.lsp.settings import _CODE_PREFIX, KNOWN_KEYS, SECTION, Settings, parse  # noqa: E402
 
@@ -108,10 +108,15 @@ def test_trace_setting_is_the_one_vscode_languageclient_reads():
 
 def test_languages_activate_the_extension_and_are_checked_by_the_server():
     languages = _ts_string_array(SRC["settings.ts"], "LANGUAGES")
-    assert set(languages) == {"shellscript", "yaml", "dockercompose"}
-    assert sorted(PACKAGE["activationEvents"]) == sorted(f"onLanguage:{lang}" for lang in languages)
+    assert set(languages) == {"shellscript", "yaml", "dockercompose", "dockerfile", "markdown", "mdx",
+                              "restructuredtext", "python"}
+    cells = _ts_string_array(SRC["settings.ts"], "CELL_LANGUAGES")
+    assert set(cells) == {"python", "markdown"} and set(cells) <= set(languages)
+    assert re.search(r"scheme: 'vscode-notebook-cell'", SRC["extension.ts"])  # a notebook's cells too
+    assert sorted(PACKAGE["activationEvents"]) == sorted(
+        [f"onLanguage:{lang}" for lang in languages] + ["onNotebook:jupyter-notebook"])
     for lang in languages:
-        assert lang in SHELL_IDS | YAML_IDS, f"the server does not check languageId {lang!r}"
+        assert language_for(lang, None, "") is not None, f"the server does not check languageId {lang!r}"
 
 
 def test_commands_are_contributed_and_registered():

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write the documentation page of every knowledge-base rule from its rule file.
 
-    python tools/kb_docs.py            # (re)write server/sglang_lsp/rules/docs/SGL1xx.md
+    python tools/kb_docs.py            # (re)write server/sglang_lsp/rules/docs/SGL1xx.md and SGL2xx.md
     python tools/kb_docs.py --check    # exit 1 when a page is missing or out of date
 
 A page has the fixed sections of every rule doc (What it does / Why is this bad? / Example /

@@ -192,7 +192,8 @@ def _names_canary(diag: dict, flag: str, kwarg: str) -> bool:
 
 
 def _notebook_line(path: Path, diag: dict) -> int | None:
-    """A finding given per notebook cell (cell index + line in the cell) as a line of the .ipynb file."""
+    """A finding given per notebook cell (cell number, counted from 1 as Jupyter and Ruff count, and
+    line in the cell) as a line of the .ipynb file."""
     cell = diag.get("cell")
     if cell is None:
         return None
@@ -200,10 +201,10 @@ def _notebook_line(path: Path, diag: dict) -> int | None:
     line_in_cell = start.get("line")
     nb = json.loads(path.read_text(encoding="utf-8"))
     cells = nb.get("cells", [])
-    if not isinstance(cell, int) or not 0 <= cell < len(cells) or not line_in_cell:
+    if not isinstance(cell, int) or not 1 <= cell <= len(cells) or not line_in_cell:
         return None
     raw = path.read_text(encoding="utf-8").split("\n")
-    source = cells[cell].get("source", [])
+    source = cells[cell - 1].get("source", [])
     if isinstance(source, str):
         source = source.splitlines(keepends=True)
     target = source[line_in_cell - 1].rstrip("\n") if 0 < line_in_cell <= len(source) else None

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write the per-rule fixtures of the knowledge-base rules from the labelled oracle corpus.
 
-For every SGL1xx rule: ``err/`` gets launches sglang 0.5.23 refused with a message in the rule's
+For every knowledge-base rule (SGL1xx–SGL2xx): ``err/`` gets launches sglang 0.5.23 refused with a message in the rule's
 scope (and that `check` reports with the rule); ``ok/`` gets launches sglang accepted that use
 the rule's flags (near misses). Each script names its oracle case and sglang's verdict in a
 comment, sets the GPU with a ``# sglang-lsp: gpu=…`` comment, and points ``--model-path`` at the

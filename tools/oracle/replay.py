@@ -50,6 +50,17 @@ JUDGED = ("ok", "error")  # harness_limit / timeout / crash are not sglang's ver
 # sglang resolves the arguments, then the node computes rank ranges outside the group
 # (entrypoints/engine.py:_calculate_rank_ranges) and never joins it.
 DEPLOYMENT_CODES = frozenset(f"SGL{n:03d}" for n in range(50, 62))
+# Memory rules (stage "load": loading the weights, sizing the KV cache) fail after the stage the
+# oracle stops at too; they are labelled by the memory oracle instead (tools/oracle/memory_probe.py,
+# tests/test_memory_diagnostics.py) and counted apart here like the deployment rules.
+_LOAD_RULES = None
+
+
+def _load_rules() -> set:
+    global _LOAD_RULES
+    if _LOAD_RULES is None:
+        _LOAD_RULES = {r.code for r in kb_rules() if r.stage == "load"}
+    return _LOAD_RULES
 
 
 def script_for(case: dict) -> str:
@@ -159,9 +170,13 @@ def judge(case: dict, with_gpu: bool = True) -> Verdict:
         # the case stopped after argument resolution: it says nothing about layer-construction checks
         errors = [f for f in errors if f.code not in _layer_rules()]
     unconfirmed = []
+    if case.get("outcome") != "ok":
+        # a launch sglang refuses while resolving never loads: a memory error does not detect it
+        errors = [f for f in errors if f.code not in _load_rules()]
     if case.get("outcome") == "ok":
-        unconfirmed = [f for f in errors if f.code in DEPLOYMENT_CODES]
-        errors = [f for f in errors if f.code not in DEPLOYMENT_CODES]
+        later = DEPLOYMENT_CODES | _load_rules()
+        unconfirmed = [f for f in errors if f.code in later]
+        errors = [f for f in errors if f.code not in later]
     explained = any(f.sglang_error and matches(f.sglang_error, case, _sites().get(f.code, (None, None))[1])
                     for f in errors)
     return Verdict(case, errors, [f.code for f in findings if f.kb_id], explained, in_scope(case) if rejected(case) else [],

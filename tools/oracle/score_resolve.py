@@ -13,6 +13,10 @@ GPU, and each field is compared:
 
     python tools/oracle/score_resolve.py tests/data/oracle_resolved_w2101.jsonl.gz [--json OUT]
         [--show-wrong FIELD] [--limit N]
+    python tools/oracle/score_resolve.py tests/data/oracle_resolved_*.jsonl.gz --write-pins tests/data/resolve_field_scores.json
+
+``--write-pins`` writes the per-field numbers ``tests/test_resolve_oracle.py`` holds the model to
+(a ratchet: a field may get better, never worse).
 
 Not scored: ``random_seed`` (sglang draws it at random when the launch leaves it unset, so the only
 right answer is "unknown") and sglang's private bookkeeping fields (names starting with ``_``).
@@ -173,6 +177,7 @@ def main() -> None:
     ap.add_argument("--examples", type=int, default=5)
     ap.add_argument("--all-fields", action="store_true", help="also list fields sglang did not pick with misses")
     ap.add_argument("--limit", type=int)
+    ap.add_argument("--write-pins", metavar="FILE", help="write the per-field ratchet of tests/test_resolve_oracle.py")
     args = ap.parse_args()
     out = {}
     for path in args.paths:
@@ -180,6 +185,23 @@ def main() -> None:
         out[Path(path).name] = report(path, n, fields, args.show_wrong, args.all_fields)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    if args.write_pins:
+        Path(args.write_pins).write_text(json.dumps(pins(out), indent=1, sort_keys=True) + "\n")
+
+
+def pins(out: dict) -> dict:
+    """What the ratchet keeps per set: launches, and per field the picked values given right,
+    the picked values given wrong, and the values given wrong overall (fields with nothing to
+    say are left out)."""
+    pinned = {}
+    for name, rep in out.items():
+        fields = {}
+        for field_name, f in rep["fields"].items():
+            if f["picked"] or f["wrong"]:
+                fields[field_name] = {"picked": f["picked"], "picked_correct": f["picked_correct"],
+                                      "picked_wrong": f["picked_wrong"], "wrong": f["wrong"]}
+        pinned[name] = {"launches": rep["launches"], "fields": fields}
+    return pinned
 
 
 if __name__ == "__main__":

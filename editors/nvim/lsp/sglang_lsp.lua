@@ -16,8 +16,10 @@
 return {
   cmd = { 'sglang-lsp', 'serve' },
   -- Neovim names compose files `yaml`; `yaml.docker-compose` is the filetype some setups and
-  -- plugins give them (see editors/nvim/README.md).
-  filetypes = { 'sh', 'bash', 'yaml', 'yaml.docker-compose' },
+  -- plugins give them (see editors/nvim/README.md). Dockerfiles, Markdown and reStructuredText
+  -- docs and Python files are read for the launches in them (a file that mentions no sglang costs
+  -- the server a byte scan); the server runs next to the ones you use for those languages.
+  filetypes = { 'sh', 'bash', 'yaml', 'yaml.docker-compose', 'dockerfile', 'markdown', 'rst', 'python' },
   -- The languageId is the filetype, except for the compound compose filetype, which the server
   -- knows by VS Code's name. (A YAML file that launches no sglang costs the server a byte scan.)
   get_language_id = function(_, filetype)

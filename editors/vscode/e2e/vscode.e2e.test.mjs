@@ -17,7 +17,8 @@
 //
 // What it checks, as a user would see it: diagnostics of a launch script, a Kubernetes
 // manifest and a compose file in the Problems panel; the hover on a flag; a quick fix applied through the
-// light-bulb menu in each file, and the file text on disk after saving; the status-bar item
+// light-bulb menu in each file, and the file text on disk after saving; a Markdown doc's code
+// block checked (its diagnostic on the flag's column, its quick fix); the status-bar item
 // (GPU and sglang version) and its menu writing the `sglang-lsp.gpu` setting; the "explain an
 // error message" command; a wrong `sglang-lsp.path` reported, and the offered pip install (into
 // a new .venv of the workspace) bringing the server back.
@@ -48,6 +49,11 @@ const FIXED_LAUNCH = fs.readFileSync(path.join(here, 'workspace', 'launch.sh'), 
   .replace('--mem-fraction-statc', '--mem-fraction-static');
 const FIXED_MANIFEST = fs.readFileSync(path.join(here, 'workspace', 'deployment.yaml'), 'utf8')
   .replace('- FP8', '- fp8');
+const GUIDE = fs.readFileSync(path.join(here, 'workspace', 'guide.md'), 'utf8');
+const FIXED_GUIDE = GUIDE.replace('--quantization FP8', '--quantization fp8');
+// where `FP8` of the guide's code block is (1-based line and column, as the Problems panel shows)
+const GUIDE_LINE = GUIDE.split('\n').findIndex((l) => l.includes('--quantization FP8')) + 1;
+const GUIDE_COL = GUIDE.split('\n')[GUIDE_LINE - 1].indexOf('FP8') + 1;
 
 let tmp;
 let artifacts;
@@ -410,6 +416,21 @@ test('sglang-lsp in code-server: diagnostics, hover, quick fixes, status bar, ex
       assert.equal(text, FIXED_MANIFEST);
       await waitForProblems((s) => !s.includes('--mem-fraction-statc') && !s.includes('FP8'), 'no problems after the fixes');
       console.log(`after the fixes: ${await screenshot('after-fix.png')}`);
+    });
+
+    await step('a Markdown doc: its shell code block is checked, and fixed', async () => {
+      await openFile('guide.md');
+      await runCommand('View: Focus Problems (Errors, Warnings, Infos)', { exact: false });
+      const text = await waitForProblems((s) => s.includes('FP8') && s.includes('guide.md'), 'the Markdown guide\'s problem');
+      assert.match(text, /`FP8` is not a valid choice for `--quantization`; did you mean `fp8`\?/);
+      assert.match(text, new RegExp(`\\[Ln ${GUIDE_LINE}, Col ${GUIDE_COL}\\]`));
+      await openFile('guide.md');
+      await goTo(GUIDE_LINE, GUIDE_COL + 1); // inside `FP8`
+      await applyQuickFix('Use `fp8`');
+      const saved = await saveAndRead(path.join(workspace, 'guide.md'), FIXED_GUIDE);
+      assert.equal(saved, FIXED_GUIDE);
+      await waitForProblems((s) => !s.includes('FP8'), 'no problem in the guide after the fix');
+      console.log(`markdown: ${await screenshot('markdown.png')}`);
     });
 
     await step('the status-bar menu writes the target GPU setting', async () => {

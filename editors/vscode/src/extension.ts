@@ -20,7 +20,7 @@ import { installServer } from './install';
 import { exeName, findServer, parseVersion, SearchResult } from './locate';
 import { forwardLog } from './serverlog';
 import { selectedInterpreter } from './python';
-import { config, expandPath, LANGUAGES, SECTION, SERVER_KEYS, serverSettings, writeTarget } from './settings';
+import { CELL_LANGUAGES, config, expandPath, LANGUAGES, SECTION, SERVER_KEYS, serverSettings, writeTarget } from './settings';
 import { pickSetting, ServerInfo, StatusBar } from './status';
 
 const VERSION_TIMEOUT_MS = 20000;
@@ -118,10 +118,15 @@ async function start(): Promise<void> {
     return { reader: proc.stdout, writer: proc.stdin };
   };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: LANGUAGES.flatMap((language) => [
-      { scheme: 'file', language },
-      { scheme: 'untitled', language },
-    ]),
+    // files and untitled buffers of those languages, and the cells of notebooks (a Jupyter
+    // notebook's code and markdown cells reach the server as text documents of their own)
+    documentSelector: [
+      ...LANGUAGES.flatMap((language) => [
+        { scheme: 'file', language },
+        { scheme: 'untitled', language },
+      ]),
+      ...CELL_LANGUAGES.map((language) => ({ scheme: 'vscode-notebook-cell', language })),
+    ],
     initializationOptions: serverSettings(),
     outputChannel: output,
     revealOutputChannelOn: RevealOutputChannelOn.Never,

@@ -16,8 +16,14 @@ export const SERVER_KEYS = ['gpu', 'sglangVersion', 'select', 'ignore', 'modelSe
 /** Settings where the settings UI's "" means "not set", which the server wants as null. */
 const EMPTY_IS_UNSET = new Set<string>(['gpu', 'sglangVersion', 'python']);
 
-/** The languages the server checks (VS Code language ids). */
-export const LANGUAGES = ['shellscript', 'yaml', 'dockercompose'] as const;
+/** The languages the server checks (VS Code language ids): launch scripts and manifests, and the
+ * Dockerfiles, docs (their code blocks) and Python files that launch sglang. */
+export const LANGUAGES = [
+  'shellscript', 'yaml', 'dockercompose', 'dockerfile', 'markdown', 'mdx', 'restructuredtext', 'python',
+] as const;
+
+/** The languages of notebook cells the server checks (a cell is a document of its own). */
+export const CELL_LANGUAGES = ['python', 'markdown'] as const;
 
 export function config(scope?: vscode.ConfigurationScope): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION, scope);

@@ -106,6 +106,20 @@ class Word(Record):
         return self.known_prefix + "…"
 
 
+# origins whose words are written as they are read (inside their quotes, if any): a flag name or a
+# choice replaces one in place (``array``: an element of a bash array's definition; ``list``: an
+# element of a JSON array or a Python list literal)
+IN_PLACE_ORIGINS = frozenset({"shell", "array", "yaml", "list"})
+
+
+def replaceable(word: Word) -> bool:
+    """Whether a flag name or a choice can replace ``word``'s text in place: a shell word, a YAML
+    item, a list element, or a Python keyword's string value (``kwarg`` with a quote; a keyword's
+    own name is a field name, not a flag)."""
+    return word.origin in IN_PLACE_ORIGINS or (word.origin == "kwarg" and word.quote is not None
+                                                and not (word.text or "").startswith("--"))
+
+
 class Invocation:
     """One launch of sglang found in a file. (A plain class: it is never compared or hashed (the
     language server's incremental re-check copies it with ``copy.copy``), and a dataclass costs a

@@ -7,6 +7,7 @@ Queries live in ``grammar_queries/<lang>/<purpose>.scm``: inside the installed w
 from __future__ import annotations
 
 import functools
+import importlib
 from pathlib import Path
 
 import tree_sitter as ts
@@ -21,14 +22,24 @@ def queries_dir() -> Path:
     raise FileNotFoundError("grammar_queries directory not found next to the sglang_lsp package")
 
 
+# grammar name → the module of its PyPI package (imported on first use: a shell check never loads
+# the others)
+GRAMMAR_MODULES = {
+    "bash": "tree_sitter_bash",
+    "yaml": "tree_sitter_yaml",
+    "dockerfile": "tree_sitter_containerfile",  # Dockerfile and Containerfile (heredocs, JSON arrays)
+    "markdown": "tree_sitter_markdown",  # the block grammar (fenced code blocks, HTML blocks)
+    "python": "tree_sitter_python",
+    "rst": "tree_sitter_rst",
+}
+
+
 @functools.cache
 def language(name: str) -> ts.Language:
-    if name == "bash":
-        import tree_sitter_bash as grammar
-    elif name == "yaml":
-        import tree_sitter_yaml as grammar
-    else:  # pragma: no cover - programming error
+    module = GRAMMAR_MODULES.get(name)
+    if module is None:  # pragma: no cover - programming error
         raise ValueError(name)
+    grammar = importlib.import_module(module)
     return ts.Language(grammar.language())
 
 

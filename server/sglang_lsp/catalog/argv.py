@@ -19,7 +19,7 @@ import functools
 from typing import Any
 
 from ..base.findings import Applicability, Edit, Finding, Fix, Span
-from ..base.invocation import Word
+from ..base.invocation import Word, replaceable
 from ..base.unknown import UNKNOWN
 from ..rules import finding
 from . import release_findings
@@ -388,7 +388,7 @@ def _convert_one(cat: Catalog, use: FlagUse, w: Word, sp: Span, findings: list[F
     suggestion, safe, several = suggest_choice(str(w.text), choices)
     shown = ", ".join(choices[:12]) + (" …" if len(choices) > 12 else "")
     fixes = []
-    if suggestion is not None and w.origin in ("shell", "array", "config", "yaml"):
+    if suggestion is not None and (w.origin == "config" or replaceable(w)):
         fixes.append(replace_fix(f"Use `{suggestion}`", sp, requote(w, suggestion),
                                   Applicability.SAFE if safe else Applicability.UNSAFE))
     moved = release_findings.choice_finding(cat, use, w, sp, shown, fixes)

@@ -9,7 +9,7 @@ import json
 import re
 
 from ..base.findings import Applicability, Edit, Finding, Fix, Span
-from ..base.invocation import Word
+from ..base.invocation import Word, replaceable
 from ..rules import finding
 from . import release_findings
 from .argv_words import Classified, escaped, option_names, replace_fix, suggest_flag, written_flag_span
@@ -258,8 +258,7 @@ def unknown_option_finding(cat: Catalog, c: Classified) -> Finding:
         return finding(
             "SGL001", f"`{flag}` is not a flag; sglang's long flags start with two dashes: `{target}`", span,
             flag=flag, sglang_error=error,
-            fixes=[replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)]
-            if c.word.origin in IN_PLACE else [],
+            fixes=[replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)] if replaceable(c.word) else [],
         )
     moved = release_findings.flag_finding(cat, c.word, flag, span, error)
     if moved is not None:
@@ -279,19 +278,14 @@ def unknown_option_finding(cat: Catalog, c: Classified) -> Finding:
         msg = f"sglang {cat.sglang_version} has no flag `{flag}`" + (f"; did you mean `{guess}`?" if guess else "")
         if guess:
             fixes.append(replace_fix(f"Use `{guess}`", span, guess, Applicability.UNSAFE))
-    if c.word.origin not in IN_PLACE:
+    if not replaceable(c.word):
         fixes = []
     return finding("SGL001", msg, span, flag=flag, sglang_error=error, fixes=fixes)
 
 
-# where a word's text can be replaced in place: written in the command (shell), as an element of
-# an array's definition (array: see Word.origin), as a YAML list item
-IN_PLACE = ("shell", "array", "yaml")
-
-
 def _flag_rename_fixes(word: Word, span: Span, target: str) -> list[Fix]:
     """Rename a flag in place: the shell word, or the key of a ``--config`` YAML file."""
-    if word.origin in IN_PLACE:
+    if replaceable(word):
         return [replace_fix(f"Write `{target}`", span, target, Applicability.SAFE)]
     if word.origin == "config":
         return [replace_fix(f"Write the key as `{target[2:]}`", word.span, target[2:], Applicability.SAFE)]

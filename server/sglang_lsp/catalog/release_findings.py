@@ -21,7 +21,7 @@ from ..rules import finding
 from . import versions
 from .catalog import Catalog, Option, option_from_raw
 from ..base.findings import Applicability, Edit, Finding, Fix, Span
-from ..base.invocation import Word
+from ..base.invocation import Word, replaceable
 
 _REPLACEMENT = re.compile(r"(--[a-z0-9][a-z0-9-]*)(?:([= ])(\S+))?")
 
@@ -122,7 +122,7 @@ def migration_fixes(cat: Catalog, word: Word, flag: str, span: Span, last: str, 
         safe = versions.option_shape(old) == versions.option_shape(new)
         return [Fix(f"Write the key as `{name[2:]}`", Applicability.SAFE if safe else Applicability.UNSAFE,
                     (Edit(word.span, name[2:]),))]
-    if word.origin not in ("shell", "array", "yaml"):
+    if not replaceable(word):
         return shown
     if value is None:
         if old.is_switch != new.is_switch:
@@ -131,7 +131,7 @@ def migration_fixes(cat: Catalog, word: Word, flag: str, span: Span, last: str, 
         return [Fix(f"Rename to `{name}`", Applicability.SAFE if safe else Applicability.UNSAFE, (Edit(span, name),))]
     if old.is_switch and not new.is_switch and word.text is not None and "=" not in word.text \
             and word.origin != "array":
-        sep = "=" if word.origin == "yaml" else m.group(2)
+        sep = m.group(2) if word.origin == "shell" else "="  # (one list item, element or string)
         return [Fix(f"Replace with `{name}{sep}{value}`", Applicability.UNSAFE, (Edit(span, f"{name}{sep}{value}"),))]
     return shown
 

@@ -87,7 +87,10 @@ def installed_version(python: str) -> str | None:
     found = version_in_environment(python)
     if found:
         return found
-    code = ("import importlib.metadata as m\ntry:\n    print(m.version('sglang'))\n"
+    # (the working directory leaves sys.path first: a stray bisect.py or random.py in the
+    # temporary directory would otherwise shadow the standard library the probe imports)
+    code = ("import sys\nsys.path[:] = [p for p in sys.path if p]\n"
+            "import importlib.metadata as m\ntry:\n    print(m.version('sglang'))\n"
             "except m.PackageNotFoundError:\n    print('')\n")
     try:
         proc = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60,

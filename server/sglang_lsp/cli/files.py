@@ -44,11 +44,33 @@ def walk(directory: Path) -> list[Path]:
     return out
 
 
+# kinds a directory walk checks only when the file mentions sglang: most Python files and docs of
+# a repository launch nothing, and a byte search is cheaper than parsing them (the check itself
+# would find nothing, at the cost of a parse)
+_MENTIONS_ONLY = {".py", ".md", ".markdown", ".mdx", ".rst", ".ipynb"}
+_MAX_SCANNED = 8 * 1024 * 1024  # a larger doc or notebook (data, outputs) is not read in a walk
+
+
 def is_candidate(path: Path) -> bool:
-    """Whether a file found in a directory is checked: a shell or YAML name, or a shell shebang."""
+    """Whether a file found in a directory is checked: a shell, YAML or Dockerfile name (a Helm
+    chart's ``templates/*.tpl`` too), a shell shebang, or a Python file, doc or notebook that
+    mentions sglang."""
+    from ..base.kinds import is_dockerfile
+
     name = path.name
-    if path.suffix.lower() in (".sh", ".bash", ".zsh", ".ksh", ".slurm", ".sbatch", ".yaml", ".yml"):
+    suffix = path.suffix.lower()
+    if suffix in (".sh", ".bash", ".zsh", ".ksh", ".slurm", ".sbatch", ".yaml", ".yml") or is_dockerfile(name):
         return True
+    if suffix == ".tpl":
+        return path.parent.name == "templates"
+    if suffix in _MENTIONS_ONLY:
+        try:
+            if path.stat().st_size > _MAX_SCANNED:
+                return False
+            with path.open("rb") as fh:
+                return b"sglang" in fh.read()
+        except OSError:
+            return False
     if path.suffix == "" or fnmatch.fnmatch(name, "*.command"):
         try:
             with path.open("rb") as fh:

@@ -16,14 +16,17 @@ from ..base.findings import Finding
 
 class Located:
     """A finding with the path to report and the document its span points into (a plain class:
-    a dataclass costs a cold ``sglang-lsp check`` about half a millisecond to build)."""
+    a dataclass costs a cold ``sglang-lsp check`` about half a millisecond to build). In a
+    notebook, ``notebook`` (:class:`~sglang_lsp.extract.notebook.Notebook`) gives the cell and the
+    line and column in it, which the text and JSON formats report (like Ruff: ``path:cell N:line:col``)."""
 
-    __slots__ = ("path", "finding", "doc")
+    __slots__ = ("path", "finding", "doc", "notebook")
 
-    def __init__(self, path: str, finding: Finding, doc: Document):
+    def __init__(self, path: str, finding: Finding, doc: Document, notebook=None):
         self.path = path
         self.finding = finding
         self.doc = doc
+        self.notebook = notebook
 
     def start(self) -> tuple[int, int]:
         return self.doc.byte_to_linecol(self.finding.span.start)
@@ -31,12 +34,16 @@ class Located:
     def end(self) -> tuple[int, int]:
         return self.doc.byte_to_linecol(self.finding.span.end)
 
+    def cell_position(self, byte: int) -> tuple[int, int, int] | None:
+        """(cell number, line in the cell, column) of a byte of a notebook's file; else None."""
+        return self.notebook.position(byte) if self.notebook is not None else None
+
 
 def locate(result: Result, display_path: str) -> list[Located]:
     out = []
     for f in result.findings:
         if f.span.path is None:
-            out.append(Located(display_path, f, result.document))
+            out.append(Located(display_path, f, result.document, getattr(result, "notebook", None)))
         else:
             doc = result.documents.get(f.span.path) or result.document
             out.append(Located(f.span.path, f, doc))
@@ -49,9 +56,25 @@ def _pos(doc: Document, byte: int) -> dict:
 
 
 def text_line(loc: Located) -> str:
-    line, col = loc.start()
     f = loc.finding
+    cell = loc.cell_position(f.span.start)
+    if cell is not None:
+        return f"{loc.path}:cell {cell[0]}:{cell[1]}:{cell[2]}: {f.severity.value} {f.code} {f.message}"
+    line, col = loc.start()
     return f"{loc.path}:{line}:{col}: {f.severity.value} {f.code} {f.message}"
+
+
+def _excerpt(loc: Located) -> tuple[Document, int, int, int, int]:
+    """The document whose line a text report shows (a notebook's cell, else the file), the
+    finding's 0-based line in it, and its start column, end line and end column (1-based)."""
+    span = loc.finding.span
+    start, end = loc.cell_position(span.start), loc.cell_position(span.end)
+    if start is not None and end is not None and start[0] == end[0]:
+        cell = loc.notebook.cell_at(span.start)
+        return Document(cell.text, None, cell.language), start[1] - 1, start[2], end[1], end[2]
+    line0, _ = loc.doc.byte_to_point(span.start)
+    (_, col), (end_line, end_col) = loc.start(), loc.end()
+    return loc.doc, line0, col, end_line, end_col
 
 
 def render_text(locs: list[Located], concise: bool = False) -> str:
@@ -60,11 +83,8 @@ def render_text(locs: list[Located], concise: bool = False) -> str:
         out.append(text_line(loc))
         if concise:
             continue
-        doc = loc.doc
-        line0, _ = doc.byte_to_point(loc.finding.span.start)
+        doc, line0, col, end_line, end_col = _excerpt(loc)
         src = doc.line_text(line0).replace("\t", " ")
-        _, col = loc.start()
-        end_line, end_col = loc.end()
         width = max(1, (end_col - col) if end_line == line0 + 1 else len(src) - col + 1)
         gutter = f"{line0 + 1} | "
         out.append(f"{gutter}{src}")
@@ -78,28 +98,37 @@ def render_text(locs: list[Located], concise: bool = False) -> str:
 def finding_json(loc: Located) -> dict:
     f = loc.finding
     doc = loc.doc
-    return {
+    cell = loc.cell_position(f.span.start)
+
+    def pos(byte: int) -> dict:
+        if cell is not None:  # a notebook: the line and column in the cell (`cell`: its number, from 1)
+            found = loc.cell_position(byte) or cell
+            return {"line": found[1], "column": found[2]}
+        return _pos(doc, byte)
+
+    out = {
         "path": loc.path,
         "code": f.code,
         "severity": f.severity.value,
         "message": f.message,
         "flag": f.flag,
-        "start": _pos(doc, f.span.start),
-        "end": _pos(doc, f.span.end),
+        "start": pos(f.span.start),
+        "end": pos(f.span.end),
         "kb_id": f.kb_id,
         "sglang_error": f.sglang_error,
         "fixes": [
             {
                 "title": fix.title,
                 "applicability": fix.applicability.value,
-                "edits": [
-                    {"start": _pos(doc, e.span.start), "end": _pos(doc, e.span.end), "new_text": e.new_text}
-                    for e in fix.edits
-                ],
+                "edits": [{"start": pos(e.span.start), "end": pos(e.span.end), "new_text": e.new_text}
+                          for e in fix.edits],
             }
             for fix in f.fixes
         ],
     }
+    if cell is not None:
+        out["cell"] = cell[0]
+    return out
 
 
 def render_json(locs: list[Located], files_checked: int, sglang_version: str | None,

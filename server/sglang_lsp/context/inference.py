@@ -26,7 +26,7 @@ from .facts import GpuClass, GpuProfile
 from ..base.document import Document
 from ..base.invocation import Invocation
 from .hardware_names import GPU_LABELS, gpu_from_label, gpu_from_resource, image_facts
-from .placement import Evidence, Inferred, Placement
+from .placement import Evidence, FileScalar, Inferred, Placement
 from .script_placement import shell_view
 
 log = logger(__name__)
@@ -41,7 +41,24 @@ def placement(doc: Document, inv: Invocation, tree: Any = None) -> Placement | N
         from .yaml_placement import yaml_view  # (YAML only: start-up time of a script's check)
 
         return yaml_view(doc).placement(inv.program[0].span.start)
+    if doc.language == "dockerfile":
+        return _dockerfile_placement(doc, inv)
+    if doc.language != "shell":
+        return None  # Python: nothing around a launch says where it runs
     return shell_view(doc).placement(inv, tree)
+
+
+def _dockerfile_placement(doc: Document, inv: Invocation) -> Placement | None:
+    """A Dockerfile launch runs in the image its stage is built ``FROM``."""
+    from ..extract.dockerfile import stage_image
+
+    found = doc.derived.get(("stage_image", inv.span.start))
+    if found is None:
+        found = doc.derived[("stage_image", inv.span.start)] = stage_image(doc.data, inv.span.start) or ()
+    if not found:
+        return None
+    text, span = found
+    return Placement("dockerfile", image=FileScalar(text, span))
 
 
 def infer_context(doc: Document, inv: Invocation | None, tree: Any = None) -> dict[str, Inferred]:

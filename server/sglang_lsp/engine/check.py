@@ -23,6 +23,7 @@ from .. import logger
 from ..base.document import Document, decode
 from ..base.findings import Applicability, CheckError, Edit, Finding, Fix, Record, Span
 from ..base.invocation import Invocation, Word
+from ..base.kinds import language_by_name
 from ..catalog.argv import resolve
 from ..catalog.catalog import Catalog, load_catalog
 from ..catalog.parsed import ParsedArgs
@@ -38,8 +39,6 @@ from . import settings as file_context
 
 log = logger(__name__)
 
-SHELL_EXTENSIONS = {".sh", ".bash", ".zsh", ".ksh", ".slurm", ".sbatch", ".command"}
-YAML_EXTENSIONS = {".yaml", ".yml"}
 _YAML_START = re.compile(r"\A(?:\ufeff)?(?:[ \t]*(?:#[^\n]*)?\n)*(?:---[ \t]*(?:#[^\n]*)?$|%YAML |(?:apiVersion|kind|services|model-path|model_path)[ \t]*:)",
                          re.M)
 
@@ -101,6 +100,7 @@ class Result:
         # variable scope (shell), and id(invocation) → the findings its own checks produced
         self.scope = scope
         self.launch_findings = {} if launch_findings is None else launch_findings
+        self.notebook = None  # a notebook's cells (extract.notebook.Notebook): where each finding is, per cell
         # id(invocation) (id(parse) for a --config mapping checked on its own) → the knowledge-base
         # checks that launch left undecided (checks.kb.undecided.LaunchUndecided, worked out when asked)
         self.undecided = {} if undecided is None else undecided
@@ -112,12 +112,12 @@ def launch_parse(result: Result, inv: Invocation) -> ParsedArgs | None:
 
 
 def detect_language(path: str | None, text: str) -> str | None:
-    """``shell``, ``yaml`` or ``None`` (not a file we check)."""
+    """``shell``, ``yaml``, ``dockerfile``, ``markdown``, ``rst``, ``python``, ``notebook`` or
+    ``None`` (not a file we check)."""
     suffix = Path(path).suffix.lower() if path else ""
-    if suffix in SHELL_EXTENSIONS:
-        return "shell"
-    if suffix in YAML_EXTENSIONS:
-        return "yaml"
+    by_name = language_by_name(path) if path else None
+    if by_name is not None:
+        return by_name
     first = text.split("\n", 1)[0]
     if first.startswith("#!") and re.search(r"\b(ba|z|k|da)?sh\b", first):
         return "shell"
@@ -140,12 +140,18 @@ def check_document(doc: Document, options: Options | None = None, old_tree: Any 
     """``old_tree``: optional previous tree of ``doc`` edited to its text (shell only; the
     language server's incremental sync); the findings never depend on it."""
     options = options or Options()
+    if doc.language in PART_LANGUAGES:
+        return _check_parts(doc, options)
     context = file_context.begin(doc, options)
     cat = catalog_named(context.value("sglang-version"))
     result = Result(doc.path, doc, [], options=options, context=context)
     try:
         if doc.language == "yaml":
             _check_yaml(doc, cat, result)
+        elif doc.language == "python":
+            _check_python(doc, cat, result, options)
+        elif doc.language == "dockerfile":
+            _check_dockerfile(doc, cat, result)
         else:
             _check_shell(doc, cat, result, old_tree)
         result.findings += deployment_findings(doc, result)
@@ -159,6 +165,76 @@ def check_document(doc: Document, options: Options | None = None, old_tree: Any 
         result.errors.append(f"internal error: {type(exc).__name__}: {exc}")
         result.findings = sorted((f for f in result.findings if _selected(f.code, options)), key=lambda f: f.sort_key())
     return result
+
+
+# documents checked part by part: a doc's code blocks, a notebook's cells (see engine.embedded)
+PART_LANGUAGES = frozenset({"markdown", "rst", "notebook"})
+
+
+def _check_parts(doc: Document, options: Options) -> Result:
+    """A doc (each code block a document of its own, at the doc's offsets) or a notebook (each
+    cell a document of its own, its findings moved into the JSON text)."""
+    from . import embedded
+
+    # the settings alone: directives are read in each part, in its own syntax
+    result = Result(doc.path, doc, [], options=options,
+                    context=file_context.begin(Document("", doc.path, doc.language), options))
+    try:
+        if doc.language == "notebook":
+            result.notebook, found, errors = embedded.notebook_findings(
+                doc, lambda part: check_document(part, options))
+            result.findings += found
+            result.errors += errors
+        else:
+            for part in embedded.block_documents(doc):
+                embedded.merge_into(result, check_document(part, options), embedded.NOT_IN_PARTS)
+    except Exception as exc:  # pragma: no cover - defensive: one bad file must not stop a run
+        log.exception("internal error while checking %s", doc.path)
+        result.errors.append(f"internal error: {type(exc).__name__}: {exc}")
+    result.findings.sort(key=lambda f: f.sort_key())
+    return result
+
+
+def _check_python(doc: Document, cat: Catalog, result: Result, options: Options) -> None:
+    """A Python file or a notebook code cell: a cell magic (``%%bash``, ``%%writefile serve``) makes
+    the rest of the cell a document of that language; ``!cmd`` lines are shell; the rest is read
+    by :mod:`sglang_lsp.extract.python`."""
+    from . import embedded
+    from ..extract import notebook
+    from ..extract.docs import masked_document
+    from ..extract.python import extract_python
+
+    data = doc.data
+    magic = notebook.cell_magic(data, detect_language) if data.lstrip()[:2] == b"%%" else None
+    if magic is not None and magic[0] != "python":
+        if magic[0] and magic[1] < len(data):
+            embedded.merge_into(result, check_document(masked_document(doc, [(magic[1], len(data))], magic[0]), options))
+        return
+    escapes = notebook.shell_escapes(data) if b"!" in data else []
+    if escapes:
+        shell = masked_document(doc, escapes, "shell", unknown=notebook.python_fields(data, escapes))
+        embedded.merge_into(result, check_document(shell, options), embedded.NOT_IN_PARTS)
+    python = notebook.without_ipython(data, escapes, magic[1] if magic else 0)
+    scan = extract_python(python, cat, os.path.dirname(doc.path) if doc.path else None)
+    file_context.attach(result, scan.invocations)
+    result.invocations += scan.invocations
+    result.findings += scan.findings
+    for inv in scan.invocations:
+        if inv.kind == "server":
+            check_invocation(inv, cat, result)
+    result.findings = without_echoes(result.findings)
+
+
+def _check_dockerfile(doc: Document, cat: Catalog, result: Result) -> None:
+    from ..extract.dockerfile import extract_dockerfile
+
+    invocations = extract_dockerfile(doc.data, os.path.dirname(doc.path) if doc.path else None)
+    result.invocations = invocations
+    file_context.attach(result, invocations)
+    for inv in invocations:
+        if inv.kind == "server":
+            check_invocation(inv, cat, result)
+    result.findings = without_echoes(result.findings)
 
 
 def check(text: str, path: str | None = None, options: Options | None = None, language: str | None = None) -> list[Finding]:

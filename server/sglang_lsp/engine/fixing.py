@@ -92,7 +92,22 @@ def _fix_key(fix: Fix, data: bytes) -> tuple:
 def _syntax_ok(result: Result) -> bool:
     from ..base.queries import parser
 
-    lang = "yaml" if result.document.language == "yaml" else "bash"
+    language = result.document.language
+    if language == "notebook":
+        from ..extract.notebook import read_notebook
+
+        try:
+            read_notebook(result.document.data)  # (its cells are code, whose findings tell the rest)
+        except ValueError:
+            return False
+        return True
+    if language in ("markdown", "rst"):
+        from .embedded import block_documents
+
+        # prose parses whatever it holds: its code blocks are what a fix may break
+        return all(not parser("bash" if part.language == "shell" else part.language).parse(part.data).root_node.has_error
+                   for part in block_documents(result.document))
+    lang = language if language in ("yaml", "python", "dockerfile") else "bash"
     tree = result.tree if lang == "bash" and result.tree is not None else parser(lang).parse(result.document.data)
     return not tree.root_node.has_error
 

@@ -52,7 +52,31 @@ class LaunchResolution:
 
 # (launch) → its memory plan as a JSON object; see set_memory_planner
 MemoryPlanner = Callable[[LaunchResolution], dict]
-_memory_planner: MemoryPlanner | None = None
+
+
+def memory_plan(launch: LaunchResolution) -> dict:
+    """The launch's ``memory`` object (:func:`sglang_lsp.checks.kb.memory_fit.memory_object`):
+    GPU memory, weights per GPU, KV-cache bytes per token and tokens, max running requests, and
+    how each was obtained; null where unknown."""
+    from ..checks.kb.memory_fit import memory_object  # (only when a launch is resolved)
+
+    return memory_object(launch.resolver)
+
+
+_memory_planner: MemoryPlanner | None = memory_plan
+
+
+def launch_memory_view(result: Result, inv: Invocation, parsed: ParsedArgs) -> tuple[str | None, list[str]]:
+    """(one-line summary, hover lines) of one launch's memory plan, for the editor; (None, [])
+    when nothing is known, or for another release than the one sglang's model follows."""
+    from .. import DEFAULT_SGLANG_VERSION
+    from ..checks.kb.memory_fit import memory_lines, memory_summary
+
+    if parsed.catalog.sglang_version != DEFAULT_SGLANG_VERSION:
+        return None, []
+    ctx, declared = launch_setup(parsed, inv, result)
+    resolver = LaunchResolver(parsed, ctx, declared)
+    return memory_summary(resolver), memory_lines(resolver)
 
 
 def set_memory_planner(planner: MemoryPlanner | None) -> None:

@@ -64,8 +64,8 @@ def _comment_test(doc: Document, tree=None):
     ``comment`` node or a line of a block scalar (a comment of the embedded script)."""
     from ..base.queries import parser
 
-    if doc.language == "yaml":
-        tree = parser("yaml").parse(doc.data)
+    if doc.language in ("yaml", "python", "dockerfile"):
+        tree = parser(doc.language).parse(doc.data)  # (each has `comment` nodes of its own)
     elif tree is None:
         tree = parser("bash").parse(doc.data)
 

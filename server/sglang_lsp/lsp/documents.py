@@ -20,6 +20,10 @@ from ..engine.check import detect_language
 # languageId → the engine's file kind. Anything else is decided by path and content.
 SHELL_IDS = {"shellscript", "sh", "bash", "zsh", "ksh", "shell", "slurm"}
 YAML_IDS = {"yaml", "yml", "dockercompose", "docker-compose", "compose", "helm", "github-actions-workflow"}
+# the other kinds, by the language ids editors give them (a notebook's cells arrive as `python` and
+# `markdown` documents)
+OTHER_IDS = {"dockerfile": "dockerfile", "containerfile": "dockerfile", "markdown": "markdown", "mdx": "markdown",
+             "restructuredtext": "rst", "rst": "rst", "python": "python"}
 
 
 def uri_to_path(uri: str) -> str | None:
@@ -34,12 +38,15 @@ def uri_to_path(uri: str) -> str | None:
 
 
 def language_for(language_id: str | None, path: str | None, text: str) -> str | None:
-    """``shell``, ``yaml`` or ``None`` (a document the server leaves alone)."""
+    """The engine's language of a document (``shell``, ``yaml``, ``dockerfile``, ``markdown``,
+    ``rst``, ``python``) or ``None`` (a document the server leaves alone)."""
     lid = (language_id or "").lower()
     if lid in SHELL_IDS:
         return "shell"
     if lid in YAML_IDS:
         return "yaml"
+    if lid in OTHER_IDS:
+        return OTHER_IDS[lid]
     return detect_language(path, text)
 
 

@@ -2,7 +2,7 @@
 
 Each rule has a stable code, a name that names the bad pattern, a default severity and its
 documentation in ``rules/docs/<CODE>.md`` with fixed sections. Catalog checks (``SGL0xx``) are
-emitted by the modules each rule's ``emitted_by`` names; knowledge-base rules (``SGL1xx``) are data
+emitted by the modules each rule's ``emitted_by`` names; knowledge-base rules (``SGL1xx``–``SGL2xx``) are data
 (``kb/rules/*.json``) evaluated by :mod:`sglang_lsp.checks.kb.evaluate`.
 """
 
@@ -51,7 +51,7 @@ E, W, I, H = Severity.ERROR, Severity.WARNING, Severity.INFO, Severity.HINT
 
 RULES: list[Rule] = [
     Rule("SGL001", "unknown-flag", E, "Flag that sglang's server parser does not know",
-         emitted_by=("catalog.argv_findings",), fixes=("safe", "unsafe")),
+         emitted_by=("catalog.argv_findings", "extract.python"), fixes=("safe", "unsafe")),
     Rule("SGL002", "invalid-choice", E, "Value that is not one of the flag's choices",
          emitted_by=("catalog.argv",), fixes=("safe", "unsafe")),
     Rule("SGL003", "invalid-value-type", E, "Value sglang cannot convert to the flag's type",

@@ -359,7 +359,21 @@ def _eff_quantization_min_sm(r: "LaunchResolver") -> Any:
     return QUANT_MIN_SM.get(q) if q is not None else None
 
 
+def _memory(name: str) -> Callable[["LaunchResolver"], Any]:
+    """``effective.memory_<name>``: the memory plan of the launch (memory_fit.py)."""
+    def value(r: "LaunchResolver") -> Any:
+        from . import memory_fit
+
+        return memory_fit.effective_value(name, r)
+    return value
+
+
 EFFECTIVE: dict[str, Callable[["LaunchResolver"], Any]] = {
+    # will the model fit (memory_fit.py: memory_fit.NAMES)
+    **{f"memory_{name}": _memory(name) for name in (
+        "plan", "weights_exceed_gpu_memory", "weights_exceed_static_budget", "kv_short_of_context",
+        "suggested_mem_fraction_static", "fitting_tp_size", "weights_text", "gpu_gib", "static_budget_gib",
+        "kv_tokens_text", "context_length", "advice")},
     "quantization_min_sm": _eff_quantization_min_sm,
     "moe_tp_size": _eff_moe_tp_size,
     "quantization": _eff_quantization,
@@ -371,4 +385,31 @@ EFFECTIVE: dict[str, Callable[["LaunchResolver"], Any]] = {
     # the `quantization` server argument (`effective.quantization` is the checkpoint's method
     # after ModelConfig's matching)
     "server_quantization": lambda r: r.pipeline().final("quantization"),
+    # per-rank token budgets of the MoE all-to-all backends (effective_budgets.py)
+    "prefill_buffer_tokens": lambda r: _budget("prefill_buffer_tokens", r),
+    "decode_graph_tokens_per_rank": lambda r: _budget("decode_graph_tokens_per_rank", r),
+    "deepep_v2_prefill_tokens_per_rank": lambda r: _budget("deepep_v2_prefill_tokens_per_rank", r),
+    "pplx_dispatch_tokens_per_rank": lambda r: _budget("pplx_dispatch_tokens_per_rank", r),
+    "mega_moe_needs_token_budget": lambda r: _budget("mega_moe_needs_token_budget", r),
+    "mega_moe_decode_tokens_per_rank": lambda r: _budget("mega_moe_decode_tokens_per_rank", r),
+    "mega_moe_prefill_tokens_per_rank": lambda r: _budget("mega_moe_prefill_tokens_per_rank", r),
+    "attn_tp_size": lambda r: _budget("attn_tp_size", r),
+    "tlru_threshold": lambda r: _budget("tlru_threshold", r),
+    "tlru_next_prompt_estimate": lambda r: _budget("tlru_next_prompt_estimate", r),
+    "expert_pack_path": lambda r: _budget("expert_pack_path", r),
+    # the MoE runner the layers build and whether it has a fused kernel (effective_moe_layer.py)
+    "moe_layer_runner": lambda r: _moe_layer("moe_layer_runner", r),
+    "moe_runner_lacks_fused_kernel": lambda r: _moe_layer("moe_runner_lacks_fused_kernel", r),
 }
+
+
+def _budget(name: str, r: "LaunchResolver") -> Any:
+    from . import effective_budgets
+
+    return getattr(effective_budgets, name)(r)
+
+
+def _moe_layer(name: str, r: "LaunchResolver") -> Any:
+    from . import effective_moe_layer
+
+    return getattr(effective_moe_layer, name)(r)

@@ -11,6 +11,7 @@ forward instead of turning into guesses.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterable
 
 from ...base.unknown import UNKNOWN
@@ -47,7 +48,9 @@ class State:
     __slots__ = ("r", "declared", "locked", "env_fields", "flags", "stopped", "memo")
 
     def __init__(self, resolver: Any):
-        self.r = resolver  # the launch's LaunchResolver: args, GPU, model, env
+        # the launch's LaunchResolver (args, GPU, model, env), which holds this state: a weak
+        # reference, so that a launch's resolver and its state are freed without the collector
+        self.r = weakref.proxy(resolver)
         self.declared: dict[str, Any] = {}
         # (phase, key) of the CUDA-graph config that came from the launch, not from defaults
         # (cuda_graph_hook.py:parse_cuda_graph_config, ``_cuda_graph_config_locked``)

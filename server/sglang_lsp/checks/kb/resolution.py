@@ -93,30 +93,52 @@ def resolve_fields(resolver: LaunchResolver) -> Resolution:
         return _written_only(resolver, config_dests)
     state = resolver.pipeline()
     for name in server_fields(parsed):
-        if name in cat.defaults:
-            default = cat.defaults[name]
-            raw = resolver.arg(name)
-            explicit = parsed.is_explicit(name)
-        else:
-            default = raw = NO_FLAG_FIELDS[name]
-            explicit = False
-        value = state.final(name)
-        if value is UNKNOWN:
+        resolved = _resolve_field(resolver, state, name, config_dests)
+        if resolved is None:
             unknown.append(name)
-            continue
-        noted = "env" if name in state.env_fields else None
-        if explicit and raw is not UNKNOWN and same_value(value, raw) and noted is None:
-            source = "config" if name in config_dests else "flag"
-            args[name] = Resolved(value, source)
-        elif explicit:
-            args[name] = Resolved(value, noted or "sglang", raw)
-        elif noted is not None:
-            args[name] = Resolved(value, noted)
-        elif same_value(value, default):
-            args[name] = Resolved(value, "default")
         else:
-            args[name] = Resolved(value, "sglang")
+            args[name] = resolved
     return Resolution(args, unknown)
+
+
+def _resolve_field(resolver: LaunchResolver, state: Any, name: str, config_dests: set[str]) -> Resolved | None:
+    """One field after the pipeline ran, with its source; None when the file cannot tell it."""
+    parsed = resolver.parsed
+    cat = parsed.catalog
+    if name in cat.defaults:
+        default = cat.defaults[name]
+        raw = resolver.arg(name)
+        explicit = parsed.is_explicit(name)
+    else:
+        default = raw = NO_FLAG_FIELDS[name]
+        explicit = False
+    value = state.final(name)
+    if value is UNKNOWN:
+        return None
+    noted = "env" if name in state.env_fields else None
+    if explicit and raw is not UNKNOWN and same_value(value, raw) and noted is None:
+        return Resolved(value, "config" if name in config_dests else "flag")
+    if explicit:
+        return Resolved(value, noted or "sglang", raw)
+    if noted is not None:
+        return Resolved(value, noted)
+    return Resolved(value, "default" if same_value(value, default) else "sglang")
+
+
+def resolve_field(resolver: LaunchResolver, name: str) -> Resolved | None:
+    """One ServerArgs field of the launch after sglang's resolution, with its source (None: the
+    file cannot tell it). ``resolve_field(r, "mem_fraction_static")`` is the memory fraction
+    sglang runs with: the flag's, or the one memory_hook.py:handle_gpu_memory_settings picks for
+    the GPU, the parallel layout and the CUDA graphs (source ``sglang``)."""
+    parsed = resolver.parsed
+    if parsed.catalog.sglang_version != DEFAULT_SGLANG_VERSION:
+        return _written_only(resolver, _config_dests(parsed)).args.get(name)
+    return _resolve_field(resolver, resolver.pipeline(), name, _config_dests(parsed))
+
+
+def memory_fraction(resolver: LaunchResolver) -> Resolved | None:
+    """``mem_fraction_static`` after sglang's resolution (see :func:`resolve_field`)."""
+    return resolve_field(resolver, "mem_fraction_static")
 
 
 def _written_only(resolver: LaunchResolver, config_dests: set[str]) -> Resolution:

@@ -45,8 +45,8 @@ class GpuWatchingResolver(LaunchResolver):
         self._pipeline_gpu_reads: int | None = None
 
     def pipeline(self) -> Any:
-        """sglang's resolution pipeline, run once: every auto-selection that asks for it has
-        read the GPU when the run did (not only the first one, during which it ran)."""
+        """sglang's resolution pipeline, run once: every auto-selection that asks for it reads the
+        GPU when the whole run did (not only the first one, during which it ran)."""
         ctx = self.ctx
         if self._pipeline_gpu_reads is None:
             before = ctx.gpu_reads

@@ -145,6 +145,7 @@ class MemoryPlan:
     budget: Optional[MemoryBudget]
     model: Optional["ModelShape"] = None
     notes: list[str] = field(default_factory=list)
+    draft_weights_bytes: int = 0  # a speculative draft's weights per GPU (0: none, or not known)
 
     def as_dict(self) -> dict:
         """The ``memory`` object of ``sglang-lsp resolve`` (bytes/tokens, null when unknown)."""

@@ -107,4 +107,4 @@ def plan_memory(config: dict, layout: ParallelLayout, *, side_files: Optional[di
             budget.how["kv_cache_tokens"] = ESTIMATED
             if budget.how.get("max_running_requests"):
                 budget.how["max_running_requests"] = ESTIMATED
-    return MemoryPlan(weights, kv, budget, shape, notes=notes)
+    return MemoryPlan(weights, kv, budget, shape, notes=notes, draft_weights_bytes=draft_bytes)

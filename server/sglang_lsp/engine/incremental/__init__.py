@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..check import Options, Result
+from ..check import Options, Result, check_document
 from ...base.document import Document
 from .common import Recheck
 from .shell import ScopeState, recheck_shell
@@ -28,4 +28,7 @@ def recheck(doc: Document, options: Options, previous: Result | None, state: Any
     then runs it on its worker thread)."""
     if doc.language == "yaml":
         return recheck_yaml(doc, options, previous, state, old_tree, full)  # by documents, not statements
+    if doc.language != "shell":
+        # docs, Python and Dockerfiles are checked from scratch (their launches are few)
+        return Recheck(check_document(doc, options), None, False) if full else None
     return recheck_shell(doc, options, previous, state, old_tree, full)

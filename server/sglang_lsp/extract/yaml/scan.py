@@ -51,6 +51,7 @@ from .tree import MENTIONS_SGLANG, SCALAR_TYPES, Text, YamlTree, line_matches
 from .compose import ComposeReader
 from .configs import ConfigRef, ConfigReader, looks_like_config
 from .embedded import EmbeddedShellReader
+from .helm import fill, template_values
 from .k8s import KubernetesReader
 from .operators import COMMAND_KEY, COMMAND_TEXT, OperatorReader
 from .syntax import SyntaxReader
@@ -184,6 +185,8 @@ class _Extractor(KubernetesReader, OperatorReader, ComposeReader, EmbeddedShellR
         self._services: set[str] | None = None
         self.command_texts: list[tuple[Text, bool]] = []  # YAML strings read as a command (shell or Compose)
         self.bad_folds: set[int] = set()  # end byte of a line break that a `\` escapes (SGL024)
+        # a Helm chart's `{{ .Values.a.b }}` that its values.yaml fills: range → text (see .helm)
+        self.template_values = template_values(doc.path, doc.data, self.templates) if self.templates else {}
 
     # --- driver --------------------------------------------------------------------------
 
@@ -292,6 +295,10 @@ class _Extractor(KubernetesReader, OperatorReader, ComposeReader, EmbeddedShellR
         k = self.in_hole(spans)
         if k is None:
             return w
+        if self.template_values:
+            filled = fill(w, self.template_values, self.in_hole)
+            if filled is not None:
+                return filled
         prefix = w.text[:k] if w.char_spans else ""
         if inv is not None and any(self.overlaps_template(s, e) for s, e in spans) and not prefix.startswith("-"):
             inv.open = True  # a template may stand for any number of words

@@ -131,6 +131,25 @@ def _effective(parsed, opt: Option, use) -> str | None:
     return _code(value)
 
 
+# the flags whose hover shows the launch's memory plan (issue 22)
+MEMORY_FLAG_DESTS = ("model_path", "tp_size")
+
+
+def _memory_lines(result: Result, parsed) -> list[str]:
+    """The memory plan of the launch ``parsed`` belongs to: weights per GPU, KV cache per token and
+    in tokens, each with how it was obtained; nothing when the checkpoint's config is not read."""
+    from ...engine.resolve import launch_memory_view
+
+    for inv in result.invocations:
+        if launch_parse(result, inv) is parsed:
+            try:
+                _, lines = launch_memory_view(result, inv, parsed)
+            except Exception:  # pragma: no cover - a modelling bug must not break the hover
+                return []
+            return ["", "**Memory plan** (sglang 0.5.23's sizing):"] + [f"- {line}" for line in lines] if lines else []
+    return []
+
+
 def _refused_flag_at(result: Result, offset: int):
     """(word, option, catalog) for a flag word under the cursor that the parse recorded no use
     of, because sglang refuses it as written (a value glued to a switch …)."""
@@ -249,6 +268,8 @@ def hover(result: Result, offset: int, encoding: str, markdown: bool = True) -> 
         effective = _effective(at.parsed, opt, use)
         if effective is not None and at.parsed.last_use(opt.dest) is use:
             lines.append(f"Value in this launch: {effective}")
+        if opt.dest in MEMORY_FLAG_DESTS and at.parsed.last_use(opt.dest) is use:
+            lines += _memory_lines(result, at.parsed)
         sections.append(lines)
         # the findings on this flag use: on the flag word and on its values
         parts = [hover_span] if at.value_index is not None else \

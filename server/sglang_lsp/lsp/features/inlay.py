@@ -6,6 +6,8 @@
 
 * after the program words of a launch, the GPU and sglang version the file itself implies
   (a node selector, an image tag …), when no setting or directive overrides them;
+* after the model of a launch, its memory plan (``≈ 15.0 GiB weights/GPU, KV 412k tokens``:
+  ``checks.kb.memory_fit.memory_summary``), when the checkpoint's config is read;
 * what sglang will choose at start-up for the most important fields
   (``checks.kb.resolution.auto_selected``, the model ``sglang-lsp resolve`` shows): after a value
   sglang changes, what it becomes; after the program words the choices for fields the launch
@@ -58,6 +60,7 @@ def inlay_hints(result: Result, start: int, end: int, encoding: str) -> list[typ
                 ))
     hints += _inferred_hints(result, start, end, encoding)
     hints += _auto_hints(result, start, end, encoding)
+    hints += _memory_hints(result, start, end, encoding)
     hints.sort(key=lambda h: (h.position.line, h.position.character))
     return hints
 
@@ -127,4 +130,29 @@ def _auto_hints(result: Result, start: int, end: int, encoding: str) -> list[typ
                 kind=types.InlayHintKind.Parameter, padding_left=True,
                 tooltip="\n".join(why for _, why in unset) + " (it is not set here)",
             ))
+    return out
+
+
+def _memory_hints(result: Result, start: int, end: int, encoding: str) -> list[types.InlayHint]:
+    from ...engine.resolve import launch_memory_view
+    from .context import server_invocations
+
+    doc = result.document
+    out = []
+    for inv, parsed in server_invocations(result):
+        if parsed is None:
+            continue
+        use = parsed.last_use("model_path")
+        spans = [s for s in use.value_spans if is_local(s, doc)] if use is not None else []
+        if not spans or not (start <= spans[-1].end <= end):
+            continue
+        try:
+            summary, lines = launch_memory_view(result, inv, parsed)
+        except Exception:  # pragma: no cover - a modelling bug must not break the hints
+            continue
+        if summary is None:
+            continue
+        out.append(types.InlayHint(position=convert.position(doc, spans[-1].end, encoding), label=summary,
+                                   kind=types.InlayHintKind.Type, padding_left=True,
+                                   tooltip="Memory plan (sglang 0.5.23's sizing):\n" + "\n".join(lines)))
     return out
