@@ -100,6 +100,34 @@ def test_given_asks_the_resolver_about_the_name():
         parse('given("x")').evaluate(Facts({}))
 
 
+class WrittenUnknown(Facts):
+    """Every name UNKNOWN; those in ``written`` are flags written with a value not known."""
+
+    def __init__(self, written: set[str]):
+        super().__init__({})
+        self.written = written
+
+    def written_unknown(self, name):
+        return name in self.written
+
+
+def test_a_flag_written_with_an_unknown_value_is_not_null():
+    """Issue 19 §2: `--speculative-num-steps "$STEPS"` is given whatever `$STEPS` holds; a null
+    test of it is decided, a test of its value is not."""
+    written = WrittenUnknown({"args.x"})
+    assert parse("args.x != null").evaluate(written) is True
+    assert parse("null != args.x").evaluate(written) is True
+    assert parse("args.x == null").evaluate(written) is False
+    assert parse("is_null(args.x)").evaluate(written) is False
+    assert parse("not is_null(args.x) and args.y == null").evaluate(WrittenUnknown({"args.x", "args.y"})) is False
+    assert parse("args.x == 4").evaluate(written) is UNKNOWN
+    assert parse("args.x > 1").evaluate(written) is UNKNOWN
+    assert parse("args.x").evaluate(written) is UNKNOWN  # (an empty text is false)
+    # a flag not written, or not known to be: still UNKNOWN
+    assert parse("args.y != null").evaluate(written) is UNKNOWN
+    assert parse("effective.x != null").evaluate(WrittenUnknown({"effective.x"})) is UNKNOWN
+
+
 @pytest.mark.parametrize("src", [
     "", "   ", "args.x ==", "(args.x", "args.x == 1)", "foo.x == 1", "args == 1", "args.x.y == 1",
     "__import__('os').system('true')", "args.x == 1; args.y", "unknownfn(args.x)", "lower()",

@@ -206,3 +206,21 @@ def test_the_candidates_of_a_class():
     # a class whose memory is none of its profiles' (an A100 40GB): tried without a memory size
     [a100_40] = gpu_candidates(None, GpuClass("A100 40GB", (PROFILES["A100"],), memory_known=False))
     assert a100_40.memory_mib is None and a100_40.sm == PROFILES["A100"].sm
+
+
+def test_every_auto_selection_of_the_pipeline_is_tried_on_each_gpu():
+    """sglang's resolution pipeline runs once per launch; each auto-selection read from it has
+    read the GPU when the run did, not only the one that asked first. Else an auto-selection
+    read later counts as the same on every GPU and a rule reading it is decided from the
+    launch as the file tells it, with the GPU unknown."""
+    # the MoE runner `cutlass` with an NVFP4 checkpoint: refused on a B200, not on every GPU
+    nvfp4 = _launch(f"--model-path {MODELS / 'qwen3-moe-modelopt-nvfp4'} --moe-runner-backend cutlass")
+    assert "SGL164" in _codes(_check(nvfp4, "B200"))
+    without = _check(nvfp4)
+    assert "SGL164" not in _codes(without) and _undecided(without)["SGL164"] == ("gpu",)
+    # EAGLE3 with a top-k of 4, pages of 64 and the NSA backend: refused on every GPU
+    eagle = _launch(f"--model-path {MODELS / 'qwen3-moe-ct-w4a16-g128'} --speculative-algorithm EAGLE3 "
+                    f"--speculative-draft-model-path {MODELS / 'llama3-8b-eagle3'} --speculative-num-steps 3 "
+                    "--speculative-eagle-topk 4 --speculative-num-draft-tokens 4 --page-size 64 --attention-backend nsa")
+    assert "SGL173" in _codes(_check(eagle))
+    assert "SGL173" not in _undecided(_check(eagle))

@@ -20,6 +20,8 @@ from sglang_lsp.context.script_placement import ShellView
 from sglang_lsp.checks.kb import evaluate as kb_evaluate
 from sglang_lsp.checks.kb.effective import LaunchResolver
 from sglang_lsp.checks.kb.rule import kb_rules
+from sglang_lsp.base.unknown import UNKNOWN
+from sglang_lsp.context.facts import Context
 from sglang_lsp.catalog.catalog import load_catalog
 from sglang_lsp.base.document import Document, decode
 from sglang_lsp.engine.check import Options, check_document, detect_language
@@ -62,8 +64,14 @@ FILES = sorted(p for p in [*(ROOT / "tests" / "fixtures" / "rules").rglob("*"), 
 
 
 def _every_rule(parsed, ctx, declared) -> list[str]:
-    """The rules that fire, each condition evaluated in full, nothing memoised or skipped."""
+    """The rules that fire, each condition evaluated in full, nothing memoised or skipped: TRUE
+    for the launch, or, its GPU not named, UNKNOWN for it and TRUE on each GPU profile it may
+    run on (issue 19 §2)."""
     resolver = LaunchResolver(parsed, ctx, declared)
+    _, candidates = kb_evaluate._candidates(ctx, parsed)
+    on_each = [LaunchResolver(parsed, Context(gpu=gpu, model=ctx.model, model_dummy=ctx.model_dummy, env=ctx.env,
+                                              sglang_version=ctx.sglang_version, draft_model=ctx.draft_model),
+                              declared) for gpu in candidates or ()]
     version = ctx.sglang_version or parsed.catalog.sglang_version
     out = []
     for rule in kb_rules():
@@ -71,6 +79,8 @@ def _every_rule(parsed, ctx, declared) -> list[str]:
             continue
         try:
             verdict = rule.condition.evaluate(resolver)
+            if verdict is UNKNOWN and on_each:
+                verdict = all(rule.condition.evaluate(r) is True for r in on_each)
         except Exception:  # a broken rule fires nowhere
             continue
         if verdict is True:
@@ -84,24 +94,27 @@ def test_rules_fire_as_if_every_condition_were_evaluated(gpu, monkeypatch):
     one, and its findings name the rules a plain evaluation of every condition fires, in the
     rules' order."""
     compared = 0
-    original = kb_evaluate.evaluate
+    original = kb_evaluate.evaluate_launch
 
     def both(parsed, ctx, inv=None, **kw):
         nonlocal compared
-        found = original(parsed, ctx, inv, **kw)
+        found, undecided = original(parsed, ctx, inv, **kw)
         assert [f.code for f in found] == _every_rule(parsed, ctx, kw.get("declared_model"))
         compared += 1
-        return found
+        return found, undecided
 
     compare = kb_evaluate._Unset.compare
 
     def checked_compare(self, plan, resolver):
-        vector, changed = compare(self, plan, resolver)
-        assert tuple(vector) == plan.inputs(resolver)  # every input read the plain way
+        out = compare(self, plan, resolver)
+        vector, changed = out[0], out[1]
+        plain = plan.inputs(resolver)
+        assert tuple(vector) == plain, [(plan.names[i] if i < len(plan.names) else i, v, plain[i])
+                                        for i, v in enumerate(vector) if v != plain[i]][:5]  # every input read the plain way
         assert set(changed) >= {i for i, v in enumerate(vector) if v != self.vector[i]}
-        return vector, changed
+        return out
 
-    monkeypatch.setattr(kb_evaluate, "evaluate", both)
+    monkeypatch.setattr(kb_evaluate, "evaluate_launch", both)
     monkeypatch.setattr(kb_evaluate._Unset, "compare", checked_compare)
     for path in FILES:
         text = decode(path.read_bytes())

@@ -404,6 +404,40 @@ class Resolver:
     def given(self, name: str) -> Any:  # pragma: no cover - interface
         return UNKNOWN
 
+    def written_unknown(self, name: str) -> bool:  # pragma: no cover - interface
+        """Whether ``name`` is a flag the launch writes with a value not known, which argparse
+        cannot store as null: compared with null, it is not null whatever the value."""
+        return False
+
+
+def _null_test(node) -> str | None:
+    """The ``args.*`` name of a condition node ``args.x == null`` / ``null != args.x`` /
+    ``is_null(args.x)``, else None."""
+    kind = node[0]
+    if kind == "cmp" and node[1] in ("==", "!="):
+        a, b = node[2], node[3]
+        if b == ("lit", None) and a[0] == "name":
+            name = a[1]
+        elif a == ("lit", None) and b[0] == "name":
+            name = b[1]
+        else:
+            return None
+    elif kind == "call" and node[1] == "is_null" and len(node[2]) == 1 and node[2][0][0] == "name":
+        name = node[2][0][1]
+    else:
+        return None
+    return name if name.startswith("args.") else None
+
+
+def _unknown_null_test(node, r: Resolver) -> Any:
+    """A comparison or call that came out UNKNOWN: when it is a null test of a flag the launch
+    writes with a value not known, decided (`--speculative-num-steps "$STEPS"` is given,
+    whatever its value); else UNKNOWN."""
+    name = _null_test(node)
+    if name is not None and r.written_unknown(name):
+        return node[0] == "cmp" and node[1] == "!="
+    return UNKNOWN
+
 
 def _eval(node, r: Resolver) -> Any:
     kind = node[0]
@@ -429,7 +463,8 @@ def _eval(node, r: Resolver) -> Any:
                 unknown = True
         return UNKNOWN if unknown else not deciding
     if kind == "cmp":
-        return _cmp(node[1], _eval(node[2], r), _eval(node[3], r))
+        out = _cmp(node[1], _eval(node[2], r), _eval(node[3], r))
+        return _unknown_null_test(node, r) if out is UNKNOWN else out
     if kind == "arith":
         return _arith(node[1], _eval(node[2], r), _eval(node[3], r))
     if kind == "neg":
@@ -447,7 +482,8 @@ def _eval(node, r: Resolver) -> Any:
             return _eval(args[0], r) is not UNKNOWN
         fn = FUNCTIONS[name][0]
         assert fn is not None
-        return fn(*[_eval(a, r) for a in args])
+        out = fn(*[_eval(a, r) for a in args])
+        return _unknown_null_test(node, r) if out is UNKNOWN else out
     raise ConditionError(f"bad node {node!r}")  # pragma: no cover
 
 

@@ -113,6 +113,14 @@ class LaunchResolver(conditions.Resolver):
             return True
         return UNKNOWN if self.parsed.open else False
 
+    def written_unknown(self, name: str) -> bool:
+        ns, _, dest = name.partition(".")
+        if ns != "args":
+            return False
+        stored = self._stored.get(dest) or _stored_dest(self.cat, self._stored, dest)
+        return stored in self._explicit and self._values.get(stored, UNKNOWN) is UNKNOWN \
+            and never_null(self.cat, stored)
+
     def value(self, name: str) -> Any:
         ns, _, field = name.partition(".")
         if ns == "args":
@@ -159,11 +167,27 @@ class LaunchResolver(conditions.Resolver):
         try:
             self._effective[field] = fn(self)
         except conditions.ConditionError:
+            del self._effective[field]  # (asked again, it fails again: not UNKNOWN the second time)
             raise
         except Exception:  # pragma: no cover - a modelling bug must not break a check
             log.exception("effective.%s failed", field)
             self._effective[field] = UNKNOWN
         return self._effective[field]
+
+
+# value types whose conversion of any text is a value, never None (`json` reads `null` as None,
+# `nullable_str` reads "None" and "" as None, a custom action may store anything)
+_NEVER_NULL_TYPES = frozenset({"str", "int", "float", "human_int"})
+
+
+@functools.lru_cache(maxsize=4096)
+def never_null(cat: Catalog, dest: str) -> bool:
+    """Whether every flag storing to ``dest`` stores its value word converted, which is never
+    None: a flag written with a value not known is then not null (`nargs="?"` aside: without its
+    word it stores its constant)."""
+    options = cat.by_dest.get(dest)
+    return bool(options) and all(o.action == "store" and o.type in _NEVER_NULL_TYPES and o.nargs != "?"
+                                 for o in options)
 
 
 def effective_name(field: str, cat: Catalog) -> bool:

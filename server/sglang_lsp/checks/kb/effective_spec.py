@@ -104,6 +104,15 @@ def eagle_family(s: State, algo: str) -> None:
         s.set("speculative_draft_model_path", s["model_path"])
         s.set("speculative_draft_model_revision", s["revision"])
     steps, topk, tokens = s["speculative_num_steps"], s["speculative_eagle_topk"], s["speculative_num_draft_tokens"]
+    if unknown_in(steps, tokens) and topk is not UNKNOWN and _given(s, "speculative_num_steps", steps) \
+            and (tokens is not UNKNOWN or _given(s, "speculative_num_draft_tokens", tokens)):
+        # `--speculative-num-steps` given, its value (or the draft tokens') not known: sglang picks
+        # none of the three itself (it does only when the steps are None), keeps the top-k
+        # written, and makes the draft tokens steps + 1 for a top-k of 1
+        hip_rejection(s, algo, topk)
+        if topk == 1:
+            s.set("speculative_num_draft_tokens", UNKNOWN if steps is UNKNOWN else steps + 1)
+        return
     if unknown_in(steps, topk, tokens) or (steps is None and arch is UNKNOWN and algo != "STANDALONE"):
         s.unknown("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
                   "speculative_use_rejection_sampling")
@@ -121,6 +130,14 @@ def eagle_family(s: State, algo: str) -> None:
     hip_rejection(s, algo, topk)
     if topk == 1 and tokens != steps + 1:
         s.set("speculative_num_draft_tokens", steps + 1)
+
+
+def _given(s: State, name: str, value) -> bool:
+    """Whether field ``name``, of ``value``, is not None: known, or a flag the launch writes with
+    a value not known that argparse cannot store as None (no step declared it since)."""
+    if value is not UNKNOWN:
+        return value is not None
+    return name not in s.declared and s.r.written_unknown("args." + name)
 
 
 def hip_rejection(s: State, algo: str, topk: int) -> None:

@@ -116,6 +116,9 @@ def _three(rule: KbRule, key: tuple, resolver: "LaunchResolver | Callable[[], La
 _VERDICTS: dict[tuple, Any] = {}
 _VERDICTS_MAX = 1 << 16
 _UNHASHABLE = object()
+# the input of a flag written with a value not known that cannot be null: a condition's null
+# test of it is decided (conditions.Resolver.written_unknown), so its key differs from UNKNOWN's
+_WRITTEN_UNKNOWN = ("written", UNKNOWN)
 _SCALARS = frozenset({str, int, float, bool})
 
 
@@ -189,6 +192,9 @@ class _Plan:
         """The frozen value of every name, read one by one."""
         value = resolver.value
         out = [_frozen(value, name) for name in self.names]
+        for i, dest in self.flag_slots:
+            if i < len(out) and out[i] is UNKNOWN and resolver.written_unknown(self.names[i]):
+                out[i] = _WRITTEN_UNKNOWN
         out += [_frozen(resolver.given, n) for n in self.given]
         return tuple(out)
 
@@ -558,6 +564,8 @@ class _Unset:
         for dest in explicit:
             for i in self.flag_slots.get(dest, ()):
                 now = _frozen(arg, names[i][5:]) if i < n_names else _frozen(given, plan.given[i - n_names])
+                if now is UNKNOWN and i < n_names and resolver.written_unknown(names[i]):
+                    now = _WRITTEN_UNKNOWN
                 if now != base[i]:
                     vector[i] = now
                     changed.append(i)
