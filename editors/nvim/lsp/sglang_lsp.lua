@@ -50,6 +50,8 @@ return {
       -- sglang picks for flags a launch leaves unset on the target GPU. Neovim shows them after
       -- vim.lsp.inlay_hint.enable().
       inlayHints = false,
+      -- Diagnostics shown per document (the most severe first); one more counts the rest.
+      maxDiagnostics = 1000,
       -- Python interpreter whose installed sglang sets the target release (its catalog from
       -- `sglang-lsp catalog build`). Unset (null): the workspace's .venv, if it has sglang.
       python = vim.NIL,
