@@ -951,6 +951,9 @@ async def test_explain_error_command(client: LanguageClient):
     assert result["matches"][0]["code"] == "SGL001"
     result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="sglang-lsp.explainError", arguments=["CUDA out of memory"]))
+    assert [m["code"] for m in result["matches"]] == ["SGL220"]  # weights over the GPU's memory
+    result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="sglang-lsp.explainError", arguments=["INFO: the server is fired up and ready to roll"]))
     assert result["matches"] == []
     result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="sglang-lsp.explainError", arguments=[]))

@@ -157,7 +157,9 @@ def test_ctrl_c_stops_the_workers_and_exits_130(tmp_path):
         (tmp_path / f"a{i}.sh").write_text(f"python -m sglang.launch_server --model-path m{i}\n")
     fifo = tmp_path / "zz_blocks.sh"
     os.mkfifo(fifo)  # a worker reading it waits until a writer comes: the run is mid-way, in a worker
-    proc = subprocess.Popen([sys.executable, "-m", "sglang_lsp.cli.main", "check", "--jobs", "2", "."],
+    # (named on the command line: a directory walk leaves FIFOs alone, a path given is read as `cat` would)
+    names = [f"a{i}.sh" for i in range(8)] + [fifo.name]
+    proc = subprocess.Popen([sys.executable, "-m", "sglang_lsp.cli.main", "check", "--jobs", "2", *names],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     writer = None
     try:

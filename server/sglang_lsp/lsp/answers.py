@@ -90,7 +90,8 @@ def _diagnostics(result: Result, uri: str, version: int, params: Any, env: Env) 
 def note_diagnostic(result: Result, note: limits.Note | limits.Refusal, version: int | None, env: Env) -> types.Diagnostic:
     raw = limits.note_json(result.document, note, version, env.encoding)
     return types.Diagnostic(range=convert.range_from_json(raw["range"]), message=raw["message"],
-                            severity=types.DiagnosticSeverity.Information, source=convert.SOURCE, data=raw["data"])
+                            severity=types.DiagnosticSeverity.Information, source=convert.SOURCE, data=raw["data"],
+                            code=raw.get("code"))
 
 
 FEATURES: dict[str, Callable[[Result, str, int, Any, Env], Any]] = {

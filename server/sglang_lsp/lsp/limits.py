@@ -11,9 +11,9 @@ parse; the document gets one information diagnostic that says what was skipped a
 * with a line longer than :data:`MAX_LINE_BYTES` (100,000 bytes): a single line of tens of
   thousands of flags costs more than its size suggests (50,000 flags took 13.5 s and produced
   99,999 diagnostics), and no launch is written that way;
-* not text: a NUL byte anywhere, or more than :data:`CONTROL_SHARE` of its bytes control
-  characters (tree-sitter-bash parses NULs in quadratic time: 64 KB of them held every
-  request for 13 s);
+* not text, as ``sglang-lsp check`` tells it (:func:`sglang_lsp.base.document.not_text`: a NUL
+  byte anywhere, or mostly control characters; the note is rule SGL070): tree-sitter-bash parses
+  NULs in quadratic time, 64 KB of them held every request for 13 s;
 * YAML whose block collections nest deeper than :data:`MAX_YAML_DEPTH` levels:
   tree-sitter-yaml 0.7.2 writes its indentation stack past the 1,024-byte buffer tree-sitter
   gives an external scanner (``serialize`` in its ``src/scanner.c``) once the stack holds more
@@ -37,7 +37,7 @@ import weakref
 from collections import Counter
 from typing import Any
 
-from ..base.document import Document
+from ..base.document import Document, not_text
 from ..engine.check import Result
 from ..base.findings import Finding, Severity
 from .settings import DEFAULT_MAX_DIAGNOSTICS
@@ -53,13 +53,9 @@ def _env_int(name: str, default: int) -> int:
 MAX_DOCUMENT_BYTES = _env_int("SGLANG_LSP_MAX_DOCUMENT_BYTES", 4 * 1024 * 1024)
 MAX_LINE_BYTES = _env_int("SGLANG_LSP_MAX_LINE_BYTES", 100_000)
 MAX_YAML_DEPTH = 100
-CONTROL_SHARE = 0.10
 FOLD_AFTER = _env_int("SGLANG_LSP_FOLD_AFTER", 20)  # (the variable: benchmarks comparing with no folding)
 FOLDED_RELATED = 20
 
-# bytes of ordinary text: printable ASCII, tab, line breaks, form feed, vertical tab, ESC (colour
-# codes in scripts) and every byte of a multi-byte UTF-8 character
-_TEXT_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n\r\x0b\x0c\x1b" + bytes(range(0x80, 0x100))
 # a line that starts a block nested MAX_YAML_DEPTH levels deep starts with at least that many
 # blanks and indicators (every level takes a column of indentation or an indicator `- `, `? `,
 # `: `): so a text without such a run anywhere has no such line. Found as a run of 1s in the text
@@ -72,12 +68,13 @@ _BLOCK_INDICATOR = re.compile(rb"[ \t]*[-?:](?:[ \t]+|$)")
 class Refusal:
     """Why a document is not checked, and the byte range its information diagnostic marks."""
 
-    __slots__ = ("reason", "start", "end")
+    __slots__ = ("reason", "start", "end", "code")
 
-    def __init__(self, reason: str, start: int = 0, end: int = 0):
+    def __init__(self, reason: str, start: int = 0, end: int = 0, code: str | None = None):
         self.reason = reason
         self.start = start
         self.end = end
+        self.code = code  # the rule it is, when one says it (SGL070: not text, as `check` reports it)
 
     @property
     def message(self) -> str:
@@ -97,13 +94,10 @@ def refusal(data: bytes, language: str | None) -> Refusal | None:
     if len(data) > MAX_DOCUMENT_BYTES:
         return Refusal(f"it is {_size(len(data))}, more than the language server checks "
                        f"({_size(MAX_DOCUMENT_BYTES)}; `sglang-lsp check` on the command line has no such limit)")
-    nul = data.find(b"\0")
-    if nul >= 0:
-        nuls = data.count(b"\0")
-        return Refusal(f"it holds {nuls:,} NUL byte{'s' if nuls > 1 else ''}, so it is not text", nul, nul + 1)
-    control = len(data.translate(None, _TEXT_BYTES))
-    if control and control > CONTROL_SHARE * len(data):
-        return Refusal(f"{control:,} of its {len(data):,} bytes are control characters, so it is not text")
+    why = not_text(data)  # (the detector of `sglang-lsp check`: the same rule, SGL070)
+    if why is not None:
+        at, reason = why
+        return Refusal(f"{reason}, so it is not text", at, at + 1, code="SGL070")
     long_line = first_long_line(data)
     if long_line is not None:
         start, length = long_line
@@ -271,6 +265,7 @@ def note_json(doc: Document, note: Note | Refusal, version: int | None, encoding
     return {"range": {"start": {"line": start[0], "character": start[1]},
                       "end": {"line": end[0], "character": end[1]}},
             "message": message, "severity": 3, "source": "sglang-lsp",
+            **({"code": note.code} if getattr(note, "code", None) else {}),
             "data": {"version": version, "fixes": []}}
 
 
