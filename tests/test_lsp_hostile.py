@@ -684,3 +684,76 @@ def test_what_is_shown_keeps_no_result_alive(launches, max_diagnostics):
         assert ref() is None
     finally:
         gc.enable()
+
+
+# --- a newer version cancels the check running in the checker process ----------------------------------
+
+_CANCELLED = re.compile(r"check of (\S+) v(\d+) cancelled by a newer version after (\d+) launches")
+
+
+def _wait_for_line(log_file, line: str) -> None:
+    deadline = time.monotonic() + 120
+    while line not in log_file.read_text():
+        assert time.monotonic() < deadline, f"never logged: {line}"
+        time.sleep(0.02)
+
+
+def _fresh_diagnostics(text: str, version: int) -> list[dict]:
+    """The diagnostics of ``text`` opened as ``version`` in a new server (checker process too)."""
+    with Wire(env={"SGLANG_LSP_WORKER_THRESHOLD_BYTES": "0"}) as fresh:
+        fresh.initialize()
+        fresh.open(URI, text, version=version)
+        diagnostics = fresh.published(URI, version)["diagnostics"]
+        assert fresh.shutdown_and_exit() == 0
+    return diagnostics
+
+
+def test_a_newer_version_cancels_the_check_running_in_the_checker_process(tmp_path):
+    """Version 1 (4,000 launches, seconds of checking) is being checked in the checker process
+    when version 2 arrives: that check stops at its next launch (the child says after how many,
+    fewer than 4,000), version 1 is never published, and version 2's diagnostics are those of
+    a fresh check of its text."""
+    launches = 4000
+    log_file = tmp_path / "server.log"
+    first = _many_launches(launches)
+    newer = first.replace("bad0 ", "worse0 ", 1)
+    with Wire(["--log-level", "debug"], env={"SGLANG_LSP_WORKER_THRESHOLD_BYTES": "0"}, log_file=log_file) as w:
+        w.initialize()
+        w.open(URI, first)
+        _wait_for_line(log_file, f"checking {URI} v1 (from the text)")
+        w.change(URI, 2, [{"text": newer}])
+        final = w.published(URI, 2)
+        cancelled = [(m[1], int(m[2]), int(m[3])) for m in _CANCELLED.finditer(log_file.read_text())]
+        assert len(cancelled) == 1 and cancelled[0][:2] == (URI, 1)
+        assert cancelled[0][2] < launches  # it did not run to its end
+        assert [p["version"] for p in w.publishes(URI)] == [2]  # version 1's check never finished
+        assert any("worse0" in d["message"] for d in final["diagnostics"])
+        assert w.shutdown_and_exit() == 0
+    assert final["diagnostics"] == _fresh_diagnostics(newer, 2)
+
+
+def test_after_a_cancelled_check_the_next_one_starts_from_the_text(tmp_path):
+    """The checker process holds version 1 (one launch) and checks version 2 (4,000 launches)
+    from the client's changes when version 3 (a small edit) arrives: version 2's check is
+    cancelled, the child lets go of the document, and version 3 is checked from its text,
+    with the diagnostics of a fresh check of it."""
+    launches = 4000
+    log_file = tmp_path / "server.log"
+    second = _many_launches(launches)
+    third = "# edited\n" + second
+    with Wire(["--log-level", "debug"], env={"SGLANG_LSP_WORKER_THRESHOLD_BYTES": "0"}, log_file=log_file) as w:
+        w.initialize()
+        w.open(URI, _many_launches(1))
+        w.published(URI, 1)
+        w.change(URI, 2, [{"text": second}])
+        _wait_for_line(log_file, f"checking {URI} v2 (from the changes)")
+        w.change(URI, 3, [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                           "text": "# edited\n"}])
+        final = w.published(URI, 3)
+        text = log_file.read_text()
+        cancelled = [(m[1], int(m[2]), int(m[3])) for m in _CANCELLED.finditer(text)]
+        assert len(cancelled) == 1 and cancelled[0][:2] == (URI, 2) and cancelled[0][2] < launches
+        assert f"checking {URI} v3 (from the text)" in text
+        assert [p["version"] for p in w.publishes(URI)] == [1, 3]
+        assert w.shutdown_and_exit() == 0
+    assert final["diagnostics"] == _fresh_diagnostics(third, 3)

@@ -17,8 +17,9 @@ import functools
 import json
 import os
 import re
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import logger
 from ..base import workspace_files
@@ -329,7 +330,27 @@ def _program_span(inv: Invocation) -> Span:
     return inv.span
 
 
+class CheckCancelled(BaseException):
+    """A check stopped at a safe point (see :func:`safe_point`) because its caller no longer
+    wants it: the language server's checker process, when a newer version of the document
+    arrived. A BaseException, so that the defensive ``except Exception`` of a check lets it
+    through instead of reporting an internal error; the result under way is to be dropped."""
+
+
+# the caller's question "is this check still wanted?", asked at each safe point; None: always
+cancel_check: ContextVar[Callable[[], bool] | None] = ContextVar("cancel_check", default=None)
+
+
+def safe_point() -> None:
+    """Stop the check (:class:`CheckCancelled`) when its caller cancelled it. Called before each
+    launch is checked: between launches no finding is half-made."""
+    cancelled = cancel_check.get()
+    if cancelled is not None and cancelled():
+        raise CheckCancelled
+
+
 def check_invocation(inv: Invocation, cat: Catalog, result: Result, config_refs: dict | None = None) -> None:
+    safe_point()
     first = len(result.findings)
     _check_launch(inv, cat, result, config_refs)
     result.launch_findings[id(inv)] = result.findings[first:]

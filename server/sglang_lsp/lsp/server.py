@@ -13,7 +13,9 @@ thread is idle: see ``_check``):
   started, and a queued check whose version is no longer current is skipped, so a burst of
   changes costs at most the check already running and the check of the latest version. A
   check that finishes after a newer version arrived is published all the same, with its own
-  version (unless a newer one is out already), so that diagnostics follow the user's typing;
+  version (unless a newer one is out already), so that diagnostics follow the user's typing.
+  In the checker process of big documents, a check of an older version still running when a
+  newer version arrives stops at its next launch instead (see :meth:`.worker.Worker.cancel_older`);
 * requests (hover, completion …) wait for the result of the version current when they
   arrived, sharing a check already under way for it.
 
@@ -504,7 +506,8 @@ class SglangLanguageServer(LanguageServer):
                 _release((doc.result, doc.reuse[0] if doc.reuse else None), None)
                 doc.result = doc.result_key = doc.reuse = None
             request = {"op": "check", "uri": doc.uri, "key": key, "language_id": doc.language_id,
-                       "settings": self.settings, "roots": self.roots, "env": self.env}
+                       "settings": self.settings, "roots": self.roots, "env": self.env,
+                       "cancellable": latest_only}  # a newer version cancels it (see worker.Worker.cancel_older)
             try:
                 reply = None
                 if doc.worker_synced is not None:  # the changes since the version it holds
@@ -513,6 +516,11 @@ class SglangLanguageServer(LanguageServer):
                                                           "changes": changes})
                 if reply is None or reply.get("resync"):
                     reply = await self._worker().request({**request, "text": snap.doc.text})
+                if reply.get("cancelled"):  # a newer version arrived: it gets its own check
+                    log.debug("check of %s v%s in the checker process cancelled after %d launches", doc.uri,
+                              snap.version, reply["launches_checked"])
+                    doc.worker_synced, doc.worker_changes = None, []  # the child let go of it: the text next time
+                    return None
             except worker.WorkerFailed as exc:  # kept for this version: the next one tries again
                 log.error("checking %s v%s in the checker process failed: %s", doc.uri, snap.version, exc)
                 doc.worker_synced, doc.worker_changes = None, []
@@ -756,6 +764,8 @@ def create_server() -> SglangLanguageServer:
             changes.append(TextChange(change.text, None if r is None else
                                       (r.start.line, r.start.character, r.end.line, r.end.character)))
         doc.snap = apply_changes(doc.snap, params.text_document.version, changes, server.encoding, doc.language_id)
+        if server.checker_process is not None:  # a check of an older version running there stops
+            server.checker_process.cancel_older(doc.uri, doc.snap.version)
         if doc.worker_synced is not None:  # the checker process gets these with the next check
             doc.worker_changes.append((doc.snap.version, changes))
             if len(doc.worker_changes) > WORKER_CHANGES_KEPT:

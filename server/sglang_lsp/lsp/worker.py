@@ -32,6 +32,16 @@ one reply for each. Requests (``op``):
     ``uri``: forget its result.
 ``invalidate``
     the configuration files changed: read them again.
+
+Cancelling a check: a ``check`` request with ``cancellable`` set (the server's publish of the
+latest version, not a check a request waits for) is cancelled when a newer version of its
+document arrives while it runs (:meth:`Worker.cancel_older`). The server writes the request's
+``sequence`` (8 bytes) to a second pipe, the cancel pipe, whose read end the child polls at each
+safe point of the check (:func:`sglang_lsp.engine.check.safe_point`: before each launch); the
+check stops there and the reply is ``cancelled`` (with ``launches_checked``, how many launches it
+got to). The child then lets go of the document (its copy of the text and its incremental state
+may be part-way to the cancelled version): the next check of it is sent the text and runs from
+scratch. A sequence that is not the running check's is a late cancel and is ignored.
 """
 
 from __future__ import annotations
@@ -52,6 +62,7 @@ THRESHOLD_BYTES = int(os.environ.get("SGLANG_LSP_WORKER_THRESHOLD_BYTES", 200_00
 MEMORY_LIMIT = 6 << 30  # bytes of address space the child may map
 CHECK_TIMEOUT = float(os.environ.get("SGLANG_LSP_CHECK_TIMEOUT_S", 300))  # then the child is stopped
 _LENGTH = struct.Struct(">I")
+_SEQUENCE = struct.Struct(">Q")  # what the cancel pipe carries
 
 
 class WorkerFailed(Exception):
@@ -81,6 +92,9 @@ class Worker:
         self.busy_with: str | None = None  # uri of the request being answered
         self.started = 0
         self.sequence = 0  # of the latest request, echoed by its reply
+        self.cancel_pipe: int | None = None  # the write end of the cancel pipe (see above)
+        self.cancellable: tuple[str, int] | None = None  # (uri, version) of the running cancellable check
+        self.cancels_sent = 0
 
     async def _start(self) -> asyncio.subprocess.Process:
         if self.proc is not None and self.proc.returncode is None:
@@ -89,9 +103,20 @@ class Worker:
         env["SGLANG_LSP_WORKER_LOG_LEVEL"] = self.log_level
         if self.log_file:
             env["SGLANG_LSP_WORKER_LOG_FILE"] = self.log_file
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "sglang_lsp.lsp.worker", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, env=env, limit=1 << 20)
+        self._close_cancel_pipe()
+        read_end, write_end = os.pipe()
+        env["SGLANG_LSP_WORKER_CANCEL_FD"] = str(read_end)
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "sglang_lsp.lsp.worker", stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, env=env, limit=1 << 20, pass_fds=(read_end,))
+        except BaseException:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        os.set_blocking(write_end, False)
+        self.cancel_pipe = write_end
         self.started += 1
         log.info("checker process %s started", self.proc.pid)
         return self.proc
@@ -112,6 +137,8 @@ class Worker:
             message = {**message, "sequence": self.sequence}
             data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
             self.busy_with = message.get("uri")
+            if message.get("cancellable"):
+                self.cancellable = (message["uri"], message["key"][0])
             try:
                 proc.stdin.write(_LENGTH.pack(len(data)) + data)
                 await proc.stdin.drain()
@@ -125,7 +152,7 @@ class Worker:
                 code = await self._ended()
                 raise WorkerFailed(f"the checker process ended ({_signal_name(code)})") from exc
             finally:
-                self.busy_with = None
+                self.busy_with = self.cancellable = None
             reply = pickle.loads(body)
             if reply.get("sequence") != self.sequence:  # never expected: the exchange is out of step
                 self.kill()
@@ -144,8 +171,31 @@ class Worker:
             proc.kill()
             return await proc.wait()
 
+    def cancel_older(self, uri: str, version: int) -> bool:
+        """Version ``version`` of ``uri`` arrived: cancel the running check of an older version of
+        it, when it is cancellable (see above). Whether a cancel was sent."""
+        if self.cancellable is None or self.cancel_pipe is None:
+            return False
+        running_uri, running_version = self.cancellable
+        if running_uri != uri or running_version >= version:
+            return False
+        try:
+            os.write(self.cancel_pipe, _SEQUENCE.pack(self.sequence))
+        except OSError:  # full (never expected: 8 bytes a check) or the child is gone
+            return False
+        self.cancellable = None  # once is enough
+        self.cancels_sent += 1
+        log.debug("cancelling the check of %s v%s in the checker process", uri, running_version)
+        return True
+
+    def _close_cancel_pipe(self) -> None:
+        if self.cancel_pipe is not None:
+            os.close(self.cancel_pipe)
+            self.cancel_pipe = None
+
     def kill(self) -> None:
         """Stop the child now (a request under way fails with :class:`WorkerFailed`)."""
+        self._close_cancel_pipe()
         proc, self.proc = self.proc, None
         if proc is not None and proc.returncode is None:
             log.info("stopping checker process %s", proc.pid)
@@ -187,10 +237,45 @@ class _Held:
         self.state = state
 
 
+class _CancelPipe:
+    """The child's end of the cancel pipe: which request sequences the server cancelled."""
+
+    def __init__(self, fd: int | None):
+        self.fd = fd
+        self.pending = b""
+        if fd is not None:
+            os.set_blocking(fd, False)
+
+    def cancelled(self, sequence: int) -> bool:
+        """Whether a cancel of ``sequence`` arrived (cancels of other sequences are late: dropped)."""
+        if self.fd is None:
+            return False
+        found = False
+        while True:
+            try:
+                data = os.read(self.fd, 4096)
+            except BlockingIOError:
+                break
+            except OSError:
+                self.fd = None
+                break
+            if not data:  # the server closed it
+                self.fd = None
+                break
+            self.pending += data
+        whole = len(self.pending) - len(self.pending) % _SEQUENCE.size
+        for at in range(0, whole, _SEQUENCE.size):
+            found = found or _SEQUENCE.unpack_from(self.pending, at)[0] == sequence
+        self.pending = self.pending[whole:]
+        return found
+
+
 class _Child:
-    def __init__(self) -> None:
+    def __init__(self, cancels: _CancelPipe | None = None) -> None:
         self.held: dict[str, _Held] = {}
         self.checks = 0
+        self.cancels = cancels or _CancelPipe(None)
+        self.cancelled_checks = 0
 
     def handle(self, request: dict) -> dict:
         op = request["op"]
@@ -221,7 +306,7 @@ class _Child:
         child holds (``base_version``) with the ``changes`` since (its tree edited by them, as
         the server does), re-checked incrementally as the server would. ``resync`` when the
         child does not hold ``base_version`` (it was restarted): the server sends the text."""
-        from ..engine.check import Result
+        from ..engine.check import CheckCancelled, Result, cancel_check
         from ..engine.incremental import recheck
         from .answers import diagnostics_text
         from .documents import apply_changes, open_snapshot, with_tree
@@ -240,10 +325,19 @@ class _Child:
                 snap = apply_changes(snap, version, changes, env.encoding, request["language_id"])
         if "checker-crash" in os.environ.get("SGLANG_LSP_FAULT_INJECTION", ""):  # tests of the containment only
             os.kill(os.getpid(), signal.SIGSEGV)
+        log.debug("checking %s v%s (%s)", uri, key[0], "from the text" if "text" in request else "from the changes")
         options, config_error, _ = engine_options(snap.doc.path, request["settings"], request["roots"])
         old_tree = snap.tree if snap.tree_language == snap.language else None
         reuse = previous is not None and old_tree is not None and previous.key[1] == key[1]
         state, incremental = None, False
+        sequence, asked = request.get("sequence"), 0
+
+        def cancelled() -> bool:
+            nonlocal asked
+            asked += 1
+            return self.cancels.cancelled(sequence)
+
+        token = cancel_check.set(cancelled if request.get("cancellable") else None)
         try:
             if snap.language is None or snap.refusal is not None:
                 result = Result(snap.doc.path, snap.doc, [])  # the server does not send those: defensive
@@ -251,11 +345,23 @@ class _Child:
                 done = recheck(snap.doc, options, previous.result if reuse else None, previous.state if reuse else None,
                                old_tree=old_tree, full=True)
                 result, state, incremental = done.result, done.state, done.incremental
+        except CheckCancelled:
+            # the text, tree and incremental state held may be part-way to this version: let go of
+            # them; the server sends the text next time
+            dropped = self.held.pop(uri, None)
+            if dropped is not None:
+                dropped.result.document.derived.clear()
+            self.cancelled_checks += 1
+            log.info("check of %s v%s cancelled by a newer version after %d launches (%d checks cancelled so far)",
+                     uri, key[0], asked - 1, self.cancelled_checks)
+            return {"cancelled": True, "launches_checked": asked - 1, "seconds": time.perf_counter() - started}
         except MemoryError:
             result = Result(snap.doc.path, snap.doc, [], errors=["the check ran out of memory"])
         except Exception as exc:
             log.exception("check of %s failed", uri)
             result = Result(snap.doc.path, snap.doc, [], errors=[f"internal error: {type(exc).__name__}: {exc}"])
+        finally:
+            cancel_check.reset(token)
         if held is not None and held.result.document is not result.document:
             held.result.document.derived.clear()  # its cycles go now (see server._release)
         if result.tree is not None:
@@ -314,7 +420,8 @@ def main() -> int:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # the pipe carries replies only
     _settle()
-    child = _Child()
+    cancel_fd = os.environ.get("SGLANG_LSP_WORKER_CANCEL_FD")
+    child = _Child(_CancelPipe(int(cancel_fd) if cancel_fd and cancel_fd.isdigit() else None))
     while True:
         head = stdin.read(_LENGTH.size)
         if len(head) < _LENGTH.size:
