@@ -160,24 +160,21 @@ class State:
         return conditions.truthy(v)
 
     def env_int(self, name: str, default: Any = None) -> Any:
-        v = self.r.value(f"env.{name}")
-        if v is None:
-            return default
-        if v is UNKNOWN:
-            return UNKNOWN
-        try:
-            return int(str(v).strip())
-        except ValueError:
-            return UNKNOWN
+        return self._env_number(name, default, int)
 
     def env_float(self, name: str, default: Any = None) -> Any:
+        return self._env_number(name, default, float)
+
+    def _env_number(self, name: str, default: Any, convert: Any) -> Any:
+        """The variable as a number (``default`` when the file does not set it; UNKNOWN when its
+        value is unknown or no number)."""
         v = self.r.value(f"env.{name}")
         if v is None:
             return default
         if v is UNKNOWN:
             return UNKNOWN
         try:
-            return float(str(v).strip())
+            return convert(str(v).strip())
         except ValueError:
             return UNKNOWN
 
