@@ -309,3 +309,15 @@ def test_split_item_fix_with_a_k8s_variable_from_elsewhere():
     # `- --model-path\n   $(MODEL)` folds into one item whose second word is expanded from the
     # container's env: no "join with =" edit may span from the item back to the env value
     check_invariants("lws_deepseek.yaml", mutate(SEEDS["lws_deepseek.yaml"], [("delete", 128216, 1)], False, False))
+
+
+@pytest.mark.parametrize("argv", ["--tp-size", "--tp-size --port 3", "--tp-size abc", "--mem-fraction-static --tp 2"])
+def test_a_flag_without_its_value_leaves_sglangs_resolution_unknown_not_broken(argv, caplog):
+    """Found by test_mutated_scripts_never_break_the_engine: `--tp-size` with no value stored None,
+    and sglang's resolution model compared it with numbers. A required value that is missing or
+    not converted (the parse error is reported) is unknown to everything after it."""
+    text = f"python -m sglang.launch_server --model-path m {argv}\n"
+    with caplog.at_level(logging.ERROR):
+        result = check_document(Document(text, "x.sh", "shell"), Options(gpu="H100"))
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+    assert result.errors == [] and {f.code for f in result.findings} & {"SGL003", "SGL004"}

@@ -314,7 +314,9 @@ def _apply(use: FlagUse, values: dict[str, Any]) -> None:
         if opt.nargs in ("*", "+") or isinstance(opt.nargs, int) and opt.nargs > 1:
             val: Any = UNKNOWN if any(v is UNKNOWN for v in conv) else list(conv)
         elif not conv:
-            val = opt.const
+            # no value: an optional one's const; a required one missing or not converted (SGL004 or
+            # a type error was reported: sglang's parser exits there) holds nothing to go on
+            val = opt.const if opt.nargs in ("?", 0) else UNKNOWN
         else:
             val = conv[0]
         if opt.action == "append":
