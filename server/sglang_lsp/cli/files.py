@@ -7,6 +7,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from pathlib import Path
+from typing import Iterator
 
 from ..base import workspace_files
 
@@ -82,3 +83,13 @@ def is_candidate(path: Path) -> bool:
             return False
         return head.startswith(b"#!") and (b"sh" in head.split(b"\n", 1)[0])
     return False
+
+
+def candidates_under(given: str) -> Iterator[str]:
+    """The launch files a walk of the directory ``given`` (as the user wrote it) finds, each as
+    the path to show: below ``given``, or relative to it when it is the working directory."""
+    top = Path(given)
+    for f in walk(top):
+        if is_candidate(f):
+            rel = os.path.relpath(f, top)
+            yield rel if given in (".", "./") else os.path.join(given, rel)

@@ -272,15 +272,13 @@ def _run_check(args: argparse.Namespace) -> int:
                 continue
             p = Path(given)
             if p.is_dir():
-                from .files import is_candidate, walk  # (directories only: start-up time of one file)
+                from .files import candidates_under  # (directories only: start-up time of one file)
 
-                for f in walk(p):
-                    if is_candidate(f):
-                        rel = os.path.join(given, os.path.relpath(f, p)) if given not in (".", "./") else os.path.relpath(f, p)
-                        cfg = configs.of(rel)
-                        if cfg is not None and cfg.excluded(rel):
-                            continue  # `exclude` applies to what a directory walk finds, as in Ruff
-                        targets.append((rel, None, False))
+                for rel in candidates_under(given):
+                    cfg = configs.of(rel)
+                    if cfg is not None and cfg.excluded(rel):
+                        continue  # `exclude` applies to what a directory walk finds, as in Ruff
+                    targets.append((rel, None, False))
             elif p.exists():
                 configs.of(given)
                 targets.append((given, None, True))

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _targets(args: argparse.Namespace) -> tuple[list[tuple[str, bytes | None]], int]:
-    from .files import is_candidate, walk
+    from .files import candidates_under
 
     targets: list[tuple[str, bytes | None]] = []
     problems = 0
@@ -86,10 +86,7 @@ def _targets(args: argparse.Namespace) -> tuple[list[tuple[str, bytes | None]], 
             continue
         p = Path(given)
         if p.is_dir():
-            for f in walk(p):
-                if is_candidate(f):
-                    rel = os.path.join(given, os.path.relpath(f, p)) if given not in (".", "./") else os.path.relpath(f, p)
-                    targets.append((rel, None))
+            targets += ((rel, None) for rel in candidates_under(given))
         elif p.exists():
             targets.append((given, None))
         else:
