@@ -154,30 +154,22 @@ def render_on_gpus(text: str, r: LaunchResolver, on_gpus: Callable[[], Sequence[
     name unknown for the launch is shown as it is on those GPUs: the value they agree on, else
     the values one after the other (``80, 89 or 90``), and the GPU's name as "any GPU". Every
     other name is rendered by :func:`render`."""
-    resolvers: list[Sequence[LaunchResolver]] = []
-
-    def sub(m: re.Match) -> str:
-        name = m.group(1)
-        if name.startswith(("gpu.", "effective.")):
-            try:
-                if _value(name, r) is UNKNOWN:
-                    if not resolvers:
-                        resolvers.append(on_gpus())
-                    shown = _on_each(name, resolvers[0])
-                    if shown is not None:
-                        return shown
-            except conditions.ConditionError:
-                pass
-        return m.group(0)
-
     # what the GPUs agree on filled in first; what is still unknown is then worded around
-    return render(_TEMPLATE.sub(sub, text), r)
+    return render(_filled_on_gpus(text, r, on_gpus, _on_each), r)
 
 
 def render_value_on_gpus(text: str, r: LaunchResolver, on_gpus: Callable[[], Sequence[LaunchResolver]]) -> str | None:
     """:func:`render_value` for a launch whose GPU is not named exactly: a ``gpu.*`` or
     ``effective.*`` name unknown for the launch takes the value every GPU it may run on agrees
     on; ``None`` when they differ (a fix writes one value or none)."""
+    return render_value(_filled_on_gpus(text, r, on_gpus, _agreed), r)
+
+
+def _filled_on_gpus(text: str, r: LaunchResolver, on_gpus: Callable[[], Sequence[LaunchResolver]],
+                    shown_on: Callable[[str, Sequence[LaunchResolver]], str | None]) -> str:
+    """``text`` with each ``gpu.*`` or ``effective.*`` name unknown for the launch ``r`` replaced
+    by ``shown_on(name, the launch on each GPU)`` where that is not ``None`` (``on_gpus()`` is
+    called once, when first needed)."""
     resolvers: list[Sequence[LaunchResolver]] = []
 
     def sub(m: re.Match) -> str:
@@ -187,14 +179,26 @@ def render_value_on_gpus(text: str, r: LaunchResolver, on_gpus: Callable[[], Seq
                 if _value(name, r) is UNKNOWN:
                     if not resolvers:
                         resolvers.append(on_gpus())
-                    shown = {_show(each.value(name)) if each.value(name) is not UNKNOWN else None for each in resolvers[0]}
-                    if len(shown) == 1 and None not in shown:
-                        return shown.pop()
+                    shown = shown_on(name, resolvers[0])
+                    if shown is not None:
+                        return shown
             except conditions.ConditionError:
                 pass
         return m.group(0)
 
-    return render_value(_TEMPLATE.sub(sub, text), r)
+    return _TEMPLATE.sub(sub, text)
+
+
+def _agreed(name: str, resolvers: Sequence[LaunchResolver]) -> str | None:
+    """The value of ``name`` every GPU's launch agrees on, shown; ``None`` when they differ or one
+    does not know it."""
+    shown: set[str] = set()
+    for each in resolvers:
+        v = each.value(name)
+        if v is UNKNOWN:
+            return None
+        shown.add(_show(v))
+    return shown.pop() if len(shown) == 1 else None
 
 
 def _on_each(name: str, resolvers: Sequence[LaunchResolver]) -> str | None:
