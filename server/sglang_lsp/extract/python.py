@@ -193,6 +193,14 @@ class _Reader:
 
     # --- names ------------------------------------------------------------------------------
 
+    @staticmethod
+    def statement_of(node: ts.Node | None) -> ts.Node | None:
+        """The statement holding ``node``: its ancestor (or itself) whose parent is a block or
+        the module."""
+        while node is not None and node.parent is not None and node.parent.type not in ("block", "module"):
+            node = node.parent
+        return node
+
     def scope_of(self, node: ts.Node) -> ts.Node:
         up = node.parent
         while up is not None and up.type not in _SCOPES:
@@ -323,19 +331,13 @@ class _Reader:
         """``name.extend([...])``, ``name.append(x)`` and ``name += [...]`` after ``statement``:
         the words of those in the same block as it, and whether any other change (in a branch, a
         loop, of another kind, or a use that may add to it) follows."""
-        stmt = statement
-        while stmt.parent is not None and stmt.parent.type not in ("block", "module"):
-            stmt = stmt.parent
-        block = stmt.parent
+        block = self.statement_of(statement).parent
         scope = self.scope_of(statement)
         words: list[Word] = []
         open_ = False
         pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*(?:\.\s*(?:append|extend|insert)\b|\+=|\+|\[)")
         for m in pattern.finditer(self.data, after.end_byte, scope.end_byte):
-            here = self.tree.root_node.descendant_for_byte_range(m.start(), m.start() + len(name))
-            top = here
-            while top is not None and top.parent is not None and top.parent.type not in ("block", "module"):
-                top = top.parent
+            top = self.statement_of(self.tree.root_node.descendant_for_byte_range(m.start(), m.start() + len(name)))
             if top is None or block is None or top.parent is None or top.parent.id != block.id:
                 open_ = True
                 continue
@@ -525,10 +527,7 @@ class _Reader:
         block = assign.parent.parent if assign.parent is not None else None  # assignment → statement → block
         pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*(?:\[|\.\s*(?:update|pop|setdefault)\b)")
         for m in pattern.finditer(self.data, assign.end_byte, use.start_byte):
-            here = self.tree.root_node.descendant_for_byte_range(m.start(), m.start() + len(name))
-            stmt = here
-            while stmt is not None and stmt.parent is not None and stmt.parent.type not in ("block", "module"):
-                stmt = stmt.parent
+            stmt = self.statement_of(self.tree.root_node.descendant_for_byte_range(m.start(), m.start() + len(name)))
             expr = stmt.named_children[0] if stmt is not None and stmt.type == "expression_statement" \
                 and stmt.named_children else None
             left = expr.child_by_field_name("left") if expr is not None and expr.type == "assignment" else None
