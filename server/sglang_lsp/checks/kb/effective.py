@@ -43,14 +43,40 @@ class LaunchResolver(conditions.Resolver):
         self._stored = _stored_dests(self.cat)
         self._open, self._explicit, self._values = parsed.open, parsed.explicit, parsed.values
         self._state: State | None = None
+        self._run_read: Any = None  # what the run read, for a resolver that records_reads
 
     def pipeline(self) -> State:
-        """sglang's whole resolution pipeline on this launch (run once, on first use)."""
+        """sglang's whole resolution pipeline on this launch (run once, on first use). A resolver
+        that records what each value read (:attr:`records_reads`) is told when the run starts and
+        ends, and when a later value uses the run: that value read all the run read, not only
+        the first one, during which it ran."""
         if self._state is None:
             from . import effective_pipeline  # (only for launches a rule, resolve or the editor asks about)
 
-            self._state = effective_pipeline.run(self)
+            if not self.records_reads:
+                self._state = effective_pipeline.run(self)
+                return self._state
+            self.run_starts()
+            try:
+                self._state = effective_pipeline.run(self)
+            finally:
+                self._run_read = self.run_ends()
+        elif self.records_reads:
+            self.run_reused(self._run_read)
         return self._state
+
+    # what a recording resolver does around the one run (see pipeline)
+    records_reads = False
+
+    def run_starts(self) -> None:
+        pass
+
+    def run_ends(self) -> Any:
+        """What the run read, in the subclass's terms (applied where the run happened, too)."""
+        return None
+
+    def run_reused(self, read: Any) -> None:
+        pass
 
     def exact_gpu_facts(self) -> dict | None:
         """Facts of the exact target GPU, None when only a class of GPUs (or nothing) is known."""

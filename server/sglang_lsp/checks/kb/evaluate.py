@@ -600,23 +600,22 @@ class _Recorder(LaunchResolver):
         super().__init__(*args)
         self._reading: list[tuple[set[str], set[str]]] = [(set(), set())]
         self.reads: dict[str, tuple[set[str], set[str]]] = {}
-        self._pipeline_reads: tuple[set[str], set[str]] | None = None
 
-    def pipeline(self) -> Any:
-        """sglang's resolution pipeline, run once: every auto-selection that asks for it reads
-        what the whole run read (not only the first one, during which it ran)."""
-        reads = self._pipeline_reads
-        if reads is None:
-            self._reading.append((set(), set()))
-            try:
-                return super().pipeline()
-            finally:
-                reads = self._pipeline_reads = self._reading.pop()
-                self._reading[-1][0].update(reads[0])
-                self._reading[-1][1].update(reads[1])
+    # sglang's resolution pipeline, run once: every auto-selection that uses it reads what the
+    # whole run read (LaunchResolver.pipeline)
+    records_reads = True
+
+    def run_starts(self) -> None:
+        self._reading.append((set(), set()))
+
+    def run_ends(self) -> tuple[set[str], set[str]]:
+        reads = self._reading.pop()
+        self.run_reused(reads)
+        return reads
+
+    def run_reused(self, reads: tuple[set[str], set[str]]) -> None:
         self._reading[-1][0].update(reads[0])
         self._reading[-1][1].update(reads[1])
-        return super().pipeline()
 
     def arg(self, dest: str) -> Any:
         self._reading[-1][0].add(dest)

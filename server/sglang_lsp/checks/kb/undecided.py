@@ -72,20 +72,21 @@ class CauseRecorder(LaunchResolver):
         super().__init__(parsed, ctx, declared)
         self._noted: list[set[str]] = [set()]
         self._auto: dict[str, tuple[Any, frozenset[str]]] = {}  # effective.* → (value, causes)
-        self._pipeline_causes: frozenset[str] | None = None
 
-    def pipeline(self) -> Any:
-        """sglang's resolution pipeline, run once: every auto-selection that uses it notes the
-        unknown inputs of the whole run (not only the first one, during which it ran)."""
-        if self._pipeline_causes is None:
-            self._noted.append(set())
-            try:
-                return super().pipeline()
-            finally:
-                self._pipeline_causes = frozenset(self._noted.pop())
-                self._noted[-1].update(self._pipeline_causes)
-        self._noted[-1].update(self._pipeline_causes)
-        return super().pipeline()
+    # sglang's resolution pipeline, run once: every auto-selection that uses it notes the unknown
+    # inputs of the whole run (LaunchResolver.pipeline)
+    records_reads = True
+
+    def run_starts(self) -> None:
+        self._noted.append(set())
+
+    def run_ends(self) -> frozenset[str]:
+        causes = frozenset(self._noted.pop())
+        self.run_reused(causes)
+        return causes
+
+    def run_reused(self, causes: frozenset[str]) -> None:
+        self._noted[-1].update(causes)
 
     def causes_of(self, condition: conditions.Condition) -> frozenset[str]:
         self._noted = [set()]

@@ -42,20 +42,20 @@ class GpuWatchingResolver(LaunchResolver):
     def __init__(self, parsed: ParsedArgs, ctx: Context, declared: dict[str, Any] | None):
         super().__init__(parsed, WatchedContext(ctx), declared)
         self.read_gpu: dict[str, bool] = {}
-        self._pipeline_gpu_reads: int | None = None
+        self._gpu_reads_before = 0
 
-    def pipeline(self) -> Any:
-        """sglang's resolution pipeline, run once: every auto-selection that asks for it reads the
-        GPU when the whole run did (not only the first one, during which it ran)."""
-        ctx = self.ctx
-        if self._pipeline_gpu_reads is None:
-            before = ctx.gpu_reads
-            try:
-                return super().pipeline()
-            finally:
-                self._pipeline_gpu_reads = ctx.gpu_reads - before
-        ctx.gpu_reads += self._pipeline_gpu_reads
-        return super().pipeline()
+    # sglang's resolution pipeline, run once: every auto-selection that uses it reads the GPU when
+    # the whole run did (LaunchResolver.pipeline)
+    records_reads = True
+
+    def run_starts(self) -> None:
+        self._gpu_reads_before = self.ctx.gpu_reads
+
+    def run_ends(self) -> int:
+        return self.ctx.gpu_reads - self._gpu_reads_before  # (counted where the run happened already)
+
+    def run_reused(self, gpu_reads: int) -> None:
+        self.ctx.gpu_reads += gpu_reads
 
     def value(self, name: str) -> Any:
         if not name.startswith("effective."):
