@@ -334,3 +334,20 @@ def test_server_fields_are_the_release_fields():
     assert "config" not in fields and "help" not in fields
     assert "grpc_worker_threads" in fields  # set by no flag, only by sglang
     assert not any(f.startswith("_") for f in fields)
+
+
+def test_text_view_words_the_memory_plan(tmp_path, capsys):
+    """The text view shows the memory plan in words (as the hover does), and says in one line
+    what is not known; JSON keeps every field."""
+    known = tmp_path / "known.sh"
+    known.write_text(f"python -m sglang.launch_server --model-path {MODELS / 'llama3-8b'} --mem-fraction-static 0.7\n")
+    hub = tmp_path / "hub.sh"
+    hub.write_text("python -m sglang.launch_server --model-path org/not-local\n")
+    code, out, _ = run(capsys, "resolve", "--gpu", "H100", str(known))
+    assert code == 0
+    memory = out[out.index("  memory:"):].splitlines()
+    assert memory[0] == "  memory:" and "{" not in out[out.index("  memory:"):]
+    assert any(row.startswith("    weights per GPU: ") and row.endswith("(estimated)") for row in memory)
+    assert "    KV cache per token on one GPU: 131,072 bytes (exact)" in memory
+    code, out, _ = run(capsys, "resolve", "--gpu", "H100", str(hub))
+    assert "  memory: GPU memory 79.6 GiB; weights and KV cache not known" in out

@@ -145,8 +145,21 @@ def render_launch_text(path: str, result: Any, launch: LaunchResolution, show_de
     elif defaults:
         lines.append(f"  defaults: {len(defaults)} fields keep sglang's defaults (--all lists them)")
     if launch.memory:
-        lines.append("  memory: " + json.dumps(json_value(launch.memory), sort_keys=True))
+        lines += _memory_rows(launch)
     return "\n".join(lines) + "\n"
+
+
+def _memory_rows(launch: LaunchResolution) -> list[str]:
+    """The memory plan as the hover words it (numbers with how each was obtained); what is not
+    known said in one line (`--format json` has every field, null where unknown)."""
+    from ..checks.kb.memory_fit import memory_lines  # (only when a launch has a memory object)
+
+    rows = memory_lines(launch.resolver)
+    if not rows:
+        gpu = launch.memory.get("gpu_memory_bytes")
+        known = f"GPU memory {gpu / (1 << 30):.1f} GiB; " if gpu else ""
+        return [f"  memory: {known}weights and KV cache not known (the checkpoint's config.json is not at hand)"]
+    return ["  memory:"] + [f"    {row}" for row in rows]
 
 
 def render_text(launches: list, show_defaults: bool = False) -> str:
