@@ -19,7 +19,10 @@ from sglang_lsp.checks.kb.rule import kb_rules
 from sglang_lsp.checks.kb.index import validate_rule_names
 
 ROOT = Path(__file__).resolve().parents[1]
-SEEDS = ROOT.parent / "shared" / "seeds"
+SHARED_SEEDS = ROOT.parent / "shared" / "seeds"
+# the shared seed records when they sit next to the checkout, else the copy kept with the tests
+# (tests/fixtures/kb_seeds), so the check never skips silently; the copy is held equal below
+SEEDS = SHARED_SEEDS if SHARED_SEEDS.is_dir() else Path(__file__).resolve().parent / "fixtures" / "kb_seeds"
 SEED_IDS = {"51240749c376f000", "717c9f910850c412", "5f16a94740f6bf7e", "a5a9144b79b0cc5b"}
 FILES = load_rule_files()
 CODES = [r["code"] for r in FILES]
@@ -37,10 +40,19 @@ def test_seed_records_are_rules_with_their_ids():
     assert SEED_IDS <= {r["kb_id"] for r in FILES}
 
 
-@pytest.mark.skipif(not SEEDS.is_dir(), reason="the shared seed records are not next to the checkout")
+@pytest.mark.skipif(not SHARED_SEEDS.is_dir(), reason="the shared seed records are not next to the checkout")
+def test_the_seed_copy_kept_with_the_tests_is_the_shared_one():
+    copy = Path(__file__).resolve().parent / "fixtures" / "kb_seeds"
+    shared = {p.name: p.read_bytes() for p in SHARED_SEEDS.glob("*.txt")}
+    assert shared
+    assert {p.name: p.read_bytes() for p in copy.glob("*.txt")} == shared
+
+
 def test_json_seed_records_are_kept_verbatim():
     by_id = {r["kb_id"]: r for r in FILES}
-    for path in sorted(SEEDS.glob("*.txt")):
+    paths = sorted(SEEDS.glob("*.txt"))
+    assert paths, SEEDS
+    for path in paths:
         text = path.read_text()
         if not text.lstrip().startswith("{"):
             continue
@@ -50,6 +62,23 @@ def test_json_seed_records_are_kept_verbatim():
         for k, v in rec.items():
             assert kept[k] == v, (rec["id"], k)
         assert kept["datasetVersion"] == data["datasetVersion"]
+
+
+def test_record_pattern_rewrites_match_what_the_record_pattern_matches():
+    """A ``record_pattern`` stands in for the record's ``messagePattern`` in explain (which stays
+    verbatim): on the record's own message, each interpolation filled with a class name or a
+    number, both match, and capture the same text."""
+    rewritten = [r for r in FILES if "record_pattern" in r]
+    assert rewritten, "no rule file has a record_pattern; drop this test or the field"
+    for r in rewritten:
+        rec = r["record"]
+        assert r["record_pattern"] != rec["messagePattern"], r["code"]
+        for filler in ("TritonMoeQuantInfo", "NoneType", "42"):
+            message = re.sub(r"\{[^{}]*\}", filler, rec["errorMessage"])
+            verbatim = re.search(rec["messagePattern"], message)
+            linear = re.search(r["record_pattern"], message)
+            assert verbatim and linear, (r["code"], filler)
+            assert verbatim.groups() == linear.groups(), (r["code"], filler)
 
 
 @pytest.mark.parametrize("code", CODES)

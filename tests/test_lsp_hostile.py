@@ -515,11 +515,11 @@ def test_explain_of_long_input_runs_off_the_event_loop():
 
 def _patterns() -> list[tuple[str, str]]:
     """Every message pattern the explain command and ``sglang-lsp explain`` match: each knowledge-base
-    rule's ``sglang_error`` and record ``messagePattern``, and the catalog checks' templates."""
+    rule's ``sglang_error`` and record ``messagePattern`` (or its rewrite ``record_pattern``), and the catalog checks' templates."""
     out = []
     for path in sorted((ROOT / "server" / "sglang_lsp" / "kb" / "rules").glob("*.json")):
         data = json.loads(path.read_text())
-        for p in {data.get("sglang_error"), data["record"].get("messagePattern")}:
+        for p in {data.get("sglang_error"), data.get("record_pattern") or data["record"].get("messagePattern")}:
             if p:
                 out.append((path.stem, p))
     out += [(f"template {t.what}", t.pattern.pattern) for t in lsp_explain.TEMPLATES]

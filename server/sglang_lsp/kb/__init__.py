@@ -32,8 +32,8 @@ RECORD_FIELDS = (
 # the fields that make a record checkable
 RULE_FIELDS = (
     "code", "name", "summary", "severity", "kb_id", "message", "condition", "skip_for_dummy_model", "stage",
-    "anchor", "related", "fixes", "sglang_versions", "sglang_error", "raised_at", "tags", "notes", "doc",
-    "example", "record",
+    "anchor", "related", "fixes", "sglang_versions", "sglang_error", "record_pattern", "raised_at", "tags", "notes",
+    "doc", "example", "record",
 )
 REQUIRED = ("code", "name", "summary", "severity", "kb_id", "message", "anchor", "sglang_versions",
             "raised_at", "record")
@@ -85,6 +85,9 @@ def validate(data: Any, where: str = "<rule>") -> dict:
         raise KbError(f"{where}: unknown record fields {unknown_rec}")
     if not rec.get("messagePattern"):
         raise KbError(f"{where}: record.messagePattern is required")
+    for key in ("sglang_error", "record_pattern"):
+        if key in data and not isinstance(data[key], str):
+            raise KbError(f"{where}: {key} is a regular expression (a string)")
     if rec.get("id") != data["kb_id"]:
         raise KbError(f"{where}: record.id must equal kb_id")
     for ref in data["raised_at"]:

@@ -45,9 +45,10 @@ class KbRule(NamedTuple):
 
     @property
     def patterns(self) -> list[str]:
-        """Every message regex this rule explains (target version first, then the record's)."""
+        """Every message regex this rule explains (target version first, then the record's: its
+        linear-time rewrite ``record_pattern`` when the file has one)."""
         out = [self.sglang_error]
-        rec = self.record.get("messagePattern")
+        rec = self.data.get("record_pattern") or self.record.get("messagePattern")
         if rec and rec not in out:
             out.append(rec)
         return out
