@@ -97,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=20251201)
     ap.add_argument("--also-jobs", type=int, nargs="*", default=[], help="also time check --jobs N")
     ap.add_argument("--skip-break-even", action="store_true")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also time check without the undecided list, with the GPU named, and the import alone")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--before", metavar="TREE",
                     help="also time `check` (serial, no --jobs) of the server/ of this checkout (e.g. an older commit)")
@@ -118,6 +120,14 @@ def main(argv: list[str] | None = None) -> int:
         commands = {"bare: read + tree-sitter parse, 1 thread": [py, "-c", BARE, str(files)],
                     "check --jobs 1": check[:-1] + ["--jobs", "1", "."],
                     f"check (default: {default_jobs} workers)": check}
+        if args.breakdown:
+            # where a one-core run's time goes: the JSON report lists the checks each launch leaves
+            # undecided, which with the GPU unknown means sglang's resolution on each GPU profile
+            # (checks/kb/undecided.py); the text report with -q does not need them
+            commands["check --jobs 1, text -q (no undecided list)"] = [py, "-m", "sglang_lsp.cli.main", "check", "-q",
+                                                                      "--jobs", "1", "."]
+            commands["check --jobs 1 --gpu H100 (GPU named)"] = check[:-1] + ["--jobs", "1", "--gpu", "H100", "."]
+            commands["python -c 'import sglang_lsp.engine.check'"] = [py, "-c", "import sglang_lsp.engine.check"]
         for n in args.also_jobs:
             commands[f"check --jobs {n}"] = check[:-1] + ["--jobs", str(n), "."]
         if args.before:

@@ -209,6 +209,61 @@ def make_list_yaml(lines: int, seed: int = 3) -> str:
     return "".join(out)
 
 
+def make_compose(lines: int, seed: int = 4) -> str:
+    """One Compose file of about ``lines`` lines: services that launch sglang (a ``command`` list
+    or a ``bash -c`` string), each with its GPUs, ports and volumes."""
+    rng = random.Random(seed)
+    out = ["services:"]
+    n = 0
+    while len(out) < lines:
+        port = 30000 + n
+        flags = rng.sample(FLAGS, rng.randint(6, 12))
+        service = [f"  sglang-{n}:", f"    image: lmsysorg/sglang:v0.5.{n % 10}", "    ipc: host", "    shm_size: 32g",
+                   "    volumes:", "      - ~/.cache/huggingface:/root/.cache/huggingface",
+                   "    ports:", f'      - "{port}:{port}"', "    environment:", "      - HF_TOKEN=${HF_TOKEN}"]
+        if n % 2:
+            service += ["    command:", "      - python3", "      - -m", "      - sglang.launch_server",
+                        "      - --model-path", "      - meta-llama/Llama-3.1-8B-Instruct", "      - --port",
+                        f'      - "{port}"']
+            service += [f"      - {w}" if i == 0 else f'      - "{w}"' for f in flags for i, w in enumerate(f.split(" ", 1))]
+        else:
+            service += ["    command: >", "      bash -c 'python3 -m sglang.launch_server",
+                        "      --model-path meta-llama/Llama-3.1-8B-Instruct", f"      --port {port}"]
+            service += [f"      {f}" for f in flags[:-1]] + [f"      {flags[-1]}'"]
+        service += ["    deploy:", "      resources:", "        reservations:", "          devices:",
+                    "            - driver: nvidia", "              count: all", "              capabilities: [gpu]"]
+        out += service
+        n += 1
+    return "\n".join(out) + "\n"
+
+
+def make_pod_containers(containers: int, seed: int = 5) -> str:
+    """One Deployment whose pod template has ``containers`` sglang containers (a router in front
+    of many servers on one node is written this way)."""
+    rng = random.Random(seed)
+    head = DEPLOYMENT.split("      containers:\n")[0].format(n=0, port=30000, flags="")
+    out = [head.rstrip("\n"), "      containers:"]
+    for n in range(containers):
+        port = 30000 + n
+        out += [f"        - name: server-{n}", "          image: lmsysorg/sglang:v0.5.9",
+                '          command: ["python3", "-m", "sglang.launch_server"]', "          args:",
+                "            - --model-path", "            - meta-llama/Llama-3.1-8B-Instruct", "            - --port",
+                f'            - "{port}"']
+        out += [f"            - {w}" if i == 0 else f'            - "{w}"'
+                for f in rng.sample(FLAGS, rng.randint(6, 12)) for i, w in enumerate(f.split(" ", 1))]
+        out += ["          resources:", "            limits:", "              nvidia.com/gpu: 1"]
+    return "\n".join(out) + "\n"
+
+
+def make_block_script(lines: int, seed: int = 6) -> str:
+    """One Deployment whose container runs a long ``bash -c`` block scalar: the 2,000-line mixed
+    script of :func:`make_script`, indented under ``args: - |``."""
+    head = DEPLOYMENT.split("          command:")[0].format(n=0, port=30000, flags="")
+    body = make_script(lines, 20, seed).splitlines()
+    return head + '          command: ["bash", "-c"]\n          args:\n            - |\n' + \
+        "".join(f"              {line}\n" if line else "\n" for line in body)
+
+
 # ---------------------------------------------------------------------------------------
 
 
@@ -413,7 +468,8 @@ def main() -> int:
     p.add_argument("--debounce-ms", type=float, default=5.0, help="second run with this debounce (default 5)")
     p.add_argument("--open-docs", type=int, default=100)
     p.add_argument("--memory-edits", type=int, default=1000)
-    p.add_argument("--only", choices=["script", "script-dense", "yaml", "yaml-list"], action="append")
+    p.add_argument("--only", choices=["script", "script-dense", "yaml", "yaml-list", "compose", "pod", "yaml-block"],
+                   action="append")
     p.add_argument("--skip-debounce", action="store_true", help="only the default (no debounce)")
     p.add_argument("--skip-memory", action="store_true")
     p.add_argument("--skip-latency", action="store_true")
@@ -424,6 +480,9 @@ def main() -> int:
         "script-dense": (make_dense_script(2000), "shellscript", "shell"),
         "yaml": (make_yaml(3000), "yaml", "yaml"),
         "yaml-list": (make_list_yaml(2000), "yaml", "yaml"),  # one document: a kind: List
+        "compose": (make_compose(2000), "yaml", "yaml"),  # one document: ~70 services
+        "pod": (make_pod_containers(40), "yaml", "yaml"),  # one Deployment, 40 containers
+        "yaml-block": (make_block_script(2000), "yaml", "yaml"),  # one shell block scalar of 2,000 lines
     }
     print(f"sglang_lsp from {Path(sglang_lsp.__file__).parent}; python {sys.version.split()[0]}; "
           f"{os.cpu_count()} CPUs")

@@ -242,6 +242,24 @@ def test_cli_flags_config_file_isolated_and_exclude(tmp_path, capsys, monkeypatc
     assert exited.value.code == 2 and "not allowed with" in capsys.readouterr().err
 
 
+def test_resolve_walks_past_excluded_files_as_check_does(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "pyproject.toml", """
+        [tool.sglang-lsp]
+        exclude = ["generated"]
+    """)
+    script = "python -m sglang.launch_server --model-path /m --tp 2\n"
+    write(tmp_path / "a.sh", script)
+    write(tmp_path / "generated" / "b.sh", script)
+    rc, out, _ = run(capsys, "resolve", "--format", "json", ".")
+    assert rc == 0 and [l["path"] for l in json.loads(out)["launches"]] == ["a.sh"]
+    rc, out, _ = run(capsys, "resolve", "--format", "json", "generated/b.sh")  # named explicitly: resolved
+    assert rc == 0 and [l["path"] for l in json.loads(out)["launches"]] == ["generated/b.sh"]
+    write(tmp_path / "pyproject.toml", "[tool.sglang-lsp]\nexclude = 3\n")
+    rc, out, err = run(capsys, "resolve", ".")
+    assert rc == 2 and out == "" and "Traceback" not in err and "exclude" in err
+
+
 def test_invalid_configuration_is_exit_2_without_traceback(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "a.sh", AMD_ONLY)

@@ -24,6 +24,7 @@ fresh seed of each generator) were labelled after the effective-configuration mo
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -155,6 +156,25 @@ def test_fresh_set_shares_do_not_fall(fresh_verdicts, name):
     d = fresh_verdicts[name][0].as_dict()
     assert d["detected_pct"] >= FRESH[name], d
     assert d["scope_explained_pct"] >= 98, d
+
+
+def test_host_dependent_rejections_are_only_the_machines_own(verdicts, fresh_verdicts):
+    """The rejections counted apart as the oracle machine's (replay.host_dependent: its missing
+    InfiniBand devices and kernel packages) are exactly those messages, and none a file could
+    tell: the same messages on an AMD profile for FlashInfer (which AMD never has) stay counted."""
+    cases = [c for cs in (CASES, *FRESH_CASES.values()) for c in cs]
+    host = [c for c in cases if replay.host_dependent(c)]
+    assert len(host) >= 100
+    assert all(c["outcome"] == "error" for c in host)
+    kinds = {re.sub(r"[:(`].*", "", c["message"])[:40] for c in host}
+    assert kinds <= {"InfiniBand sysfs path not found", "Please install bitsandbytes>=0.46.1 via ",
+                     "Humming quantization requires ", "FlashInfer mamba module not available, pl"}, kinds
+    amd_flashinfer = [c for c in cases if c.get("hardware") in ("MI300X", "MI325X", "MI355X") and
+                      (c.get("message") or "").startswith("FlashInfer mamba module not available")]
+    assert amd_flashinfer and not any(replay.host_dependent(c) for c in amd_flashinfer)
+    for s, _ in _all(verdicts, fresh_verdicts):
+        d = s.as_dict()
+        assert d["file_rejected"] + d["host_rejected"] == d["rejected"]
 
 
 def test_no_false_error_without_a_gpu(gpuless_verdicts):

@@ -1,4 +1,4 @@
-"""``check --jobs`` / ``migrate --jobs``: worker processes give byte for byte what a serial run
+"""``check --jobs`` / ``migrate --jobs`` / ``resolve --jobs``: worker processes give byte for byte what a serial run
 gives (every output format, fixes, diffs, unreadable files, exit codes), and Ctrl-C stops them."""
 
 from __future__ import annotations
@@ -86,6 +86,20 @@ def test_parallel_diff_and_fix_match_serial(mixed, tmp_path):
         copies[jobs] = (outcome, contents)
     assert copies["3"] == copies["1"]
     assert copies["1"][1]["fixable_00.sh"] != (mixed / "fixable_00.sh").read_bytes()  # the fixes were written
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_parallel_resolve_prints_what_a_serial_resolve_prints(mixed, fmt):
+    serial = _run(mixed, "resolve", "--format", fmt, "--gpu", "H100", "--jobs", "1", ".")
+    assert serial[0] == 2 and b"gone.sh" in serial[2] and b"Traceback" not in serial[2]
+    if fmt == "json":
+        import json
+
+        launches = json.loads(serial[1])["launches"]
+        assert len({l["path"] for l in launches}) >= 14  # the examples and the fixable scripts
+    else:
+        assert serial[1].count(b"fixable_") >= 12
+    assert _run(mixed, "resolve", "--format", fmt, "--gpu", "H100", "-j", "3", ".") == serial
 
 
 def test_parallel_migrate_matches_serial(tmp_path):

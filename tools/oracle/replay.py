@@ -79,6 +79,31 @@ def rejected(case: dict) -> bool:
     return case["outcome"] == "error"
 
 
+# Rejections that say what the oracle's machine lacks, not what the launch file says: the same
+# launch passes on a GPU node that has the hardware or packages. sglang 0.5.23 reads
+# /sys/class/infiniband for every IB device a launch names (validation_hook.py,
+# validate_ib_devices: no such directory, no device in it, or the named device not among them);
+# quantization methods import their kernels' packages when the layers are built
+# (bitsandbytes, humming-kernels); --mamba-backend flashinfer imports flashinfer.mamba on a
+# platform that has FlashInfer (the oracle's environment has none; AMD has no FlashInfer at all,
+# which a file can tell, so those stay counted).
+_HOST_MESSAGES = re.compile(
+    r"InfiniBand sysfs path not found|No IB devices found in|Invalid IB devices specified"
+    r"|^Please install bitsandbytes|requires `humming-kernels`")
+_AMD = frozenset({"MI300X", "MI325X", "MI355X"})
+
+
+def host_dependent(case: dict) -> bool:
+    """Whether sglang's rejection of ``case`` depends on the machine it ran on (see
+    :data:`_HOST_MESSAGES`): no file-level check can predict it; counted apart."""
+    if not rejected(case):
+        return False
+    message = case.get("message") or ""
+    if _HOST_MESSAGES.search(message):
+        return True
+    return message.startswith("FlashInfer mamba module not available") and case.get("hardware") not in _AMD
+
+
 @dataclass
 class Verdict:
     case: dict
@@ -100,6 +125,8 @@ class Summary:
     scope_detected: int = 0
     scope_explained: int = 0
     false_errors: int = 0
+    host_rejected: int = 0  # rejections that depend on the oracle's machine (host_dependent)
+    host_detected: int = 0
     unconfirmed: int = 0  # accepted cases with deployment errors only the real start-up could confirm
     misses: list = field(default_factory=list)
     scope_misses: list = field(default_factory=list)
@@ -119,6 +146,9 @@ class Summary:
             "scope_detected_pct": pct(self.scope_detected, self.scope_rejected),
             "scope_explained_pct": pct(self.scope_explained, self.scope_rejected),
             "false_errors": self.false_errors, "false_error_pct": pct(self.false_errors, self.accepted),
+            "host_rejected": self.host_rejected,
+            "file_rejected": self.rejected - self.host_rejected,
+            "file_detected_pct": pct(self.detected - self.host_detected, self.rejected - self.host_rejected),
             "unconfirmed_deployment_errors": self.unconfirmed,
         }
 
@@ -199,6 +229,9 @@ def replay(cases: list[dict], with_gpu: bool = True) -> tuple[Summary, list[Verd
             s.rejected += 1
             det = bool(v.errors)
             s.detected += det
+            if host_dependent(case):
+                s.host_rejected += 1
+                s.host_detected += det
             s.explained += v.explained
             if not det:
                 s.misses.append(v)
@@ -263,7 +296,8 @@ def main() -> None:
         c = collections.Counter()
         ex = {}
         for v in s.misses:
-            key = (v.case.get("raised_at"), re.sub(r"\d+", "N", (v.case.get("message") or "")[:90]))
+            host = "(host) " if host_dependent(v.case) else ""
+            key = (v.case.get("raised_at"), host + re.sub(r"\d+", "N", (v.case.get("message") or "")[:90]))
             c[key] += 1
             ex.setdefault(key, v.case["id"])
         print(f"\nUNDETECTED REJECTIONS by site ({len(s.misses)}):")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from .. import DEFAULT_SGLANG_VERSION, __version__
 from ..config.discovery import ConfigError
 from ..base.findings import CheckError, Severity
+from .parallel import jobs_argument
 
 if TYPE_CHECKING:
     import argparse
@@ -74,20 +75,6 @@ _FORMATS = {
 }
 
 
-def _jobs(value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        import argparse
-
-        raise argparse.ArgumentTypeError(f"expected a number of processes (1 or more), not {value!r}")
-    return int(value)
-
-
-def _jobs_argument(c: argparse.ArgumentParser) -> None:
-    c.add_argument("-j", "--jobs", type=_jobs, metavar="N",
-                   help="check files in N processes (1: in this one; default: every core when there are "
-                        "enough files to pay for the workers)")
-
-
 def _check_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument("paths", nargs="*", default=["."], help="files or directories; '-' reads standard input")
     c.add_argument("--format", choices=list(_FORMATS), default="text", metavar="FORMAT",
@@ -116,7 +103,7 @@ def _check_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument("--fail-on", choices=["error", "warning", "info"], default="error",
                    help="lowest severity that makes the exit code 1 (default: error)")
     c.add_argument("-q", "--quiet", action="store_true", help="no summary or progress messages on standard error")
-    _jobs_argument(c)
+    jobs_argument(c)
 
 
 def _migrate_arguments(m: argparse.ArgumentParser) -> None:
@@ -127,7 +114,7 @@ def _migrate_arguments(m: argparse.ArgumentParser) -> None:
     m.add_argument("--fix", action="store_true", help="apply the safe migrations (files rewritten atomically)")
     m.add_argument("--unsafe-fixes", action="store_true", help="also show (with --fix: apply) the unsafe migrations")
     m.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
-    _jobs_argument(m)
+    jobs_argument(m, "migrate files")
 
 
 def _catalog_arguments(cb: argparse.ArgumentParser) -> None:
@@ -305,7 +292,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
     jobs = parallel.job_count(args.jobs, len(targets))
     for done in parallel.map_in_order(_FileCheck(args, options, configs), targets, jobs,
-                                      prepare=functools.partial(_warm_checker, options)):
+                                      prepare=functools.partial(parallel.warm_checker, options)):
         problems += done.problems
         fixed_count += done.fixed
         diffs += done.diffs
@@ -447,21 +434,6 @@ class _FileCheck:
         if args.format == "json" or (args.format == "text" and not args.quiet and not args.statistics):
             done.undecided = undecided_launches(result, display)  # (for the summary and JSON)
         return done
-
-
-def _warm_checker(options) -> None:
-    """Load what checking any file needs (catalog, rules, compiled queries of both languages)
-    once, before worker processes are forked to share it."""
-    from ..base.document import Document
-    from ..engine.check import check_document
-
-    # (a misspelt flag, a bad choice, a rule with a fix: what files with a mistake load on top)
-    check_document(Document("python -m sglang.launch_server --model-path m --tp 2 --tensor-paralel-size 2 "
-                            "--quantization fp9 --enable-hierarchical-cache --disable-radix-cache\n", None, "shell"),
-                   options)
-    check_document(Document("kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: s\n"
-                            "        command: [python, -m, sglang.launch_server, --model-path, m, --tp, '2']\n",
-                            None, "yaml"), options)
 
 
 _FAILED = object()

@@ -42,6 +42,36 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def jobs_argument(c: Any, what: str = "check files") -> None:
+    """The ``-j``/``--jobs`` option of a command whose files are independent."""
+    c.add_argument("-j", "--jobs", type=_jobs, metavar="N",
+                   help=f"{what} in N processes (1: in this one; default: every core when there are "
+                        "enough files to pay for the workers)")
+
+
+def _jobs(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"expected a number of processes (1 or more), not {value!r}")
+    return int(value)
+
+
+def warm_checker(options: Any) -> None:
+    """Load what checking any file needs (catalog, rules, compiled queries of both languages)
+    once, before worker processes are forked to share it."""
+    from ..base.document import Document
+    from ..engine.check import check_document
+
+    # (a misspelt flag, a bad choice, a rule with a fix: what files with a mistake load on top)
+    check_document(Document("python -m sglang.launch_server --model-path m --tp 2 --tensor-paralel-size 2 "
+                            "--quantization fp9 --enable-hierarchical-cache --disable-radix-cache\n", None, "shell"),
+                   options)
+    check_document(Document("kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: s\n"
+                            "        command: [python, -m, sglang.launch_server, --model-path, m, --tp, '2']\n",
+                            None, "yaml"), options)
+
+
 def job_count(requested: int | None, files: int) -> int:
     """Worker processes for ``files`` files: ``requested`` (``--jobs``; 1 means in this process)
     capped at the number of files; by default every core, as long as each worker gets at least

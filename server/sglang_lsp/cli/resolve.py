@@ -15,6 +15,7 @@ Exit codes: 0 resolved (also when a file has no launch), 2 usage error or unread
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -26,7 +27,6 @@ from .. import DEFAULT_SGLANG_VERSION
 if TYPE_CHECKING:
     import argparse
 
-    from ..engine.resolve import LaunchResolution
 
 
 
@@ -37,6 +37,9 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument("--sglang-version", help=f"target sglang release (default {DEFAULT_SGLANG_VERSION})")
     c.add_argument("--all", action="store_true", help="text view: also list every field left at its default")
     c.add_argument("--stdin-filename", help="path to report (and detect the kind from) when reading '-'")
+    from .parallel import jobs_argument
+
+    jobs_argument(c, "resolve files")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,23 +62,46 @@ def run(args: argparse.Namespace) -> int:
             return 2
     options = Options(sglang_version=version, gpu=args.gpu, model_search_paths=(os.getcwd(),))
     targets, problems = _targets(args)
-    launches: list[tuple[str, Any, LaunchResolution]] = []
-    for display, data in targets:
-        got = _resolve_file(display, data, options, args)
+    from . import parallel
+    from ..engine.resolve_view import joined_text, json_document
+
+    json_view = args.format == "json"
+    views: list[Any] = []  # each launch's JSON object, or its block of the text view
+    jobs = parallel.job_count(getattr(args, "jobs", None), len(targets))
+    for got in parallel.map_in_order(_ResolveFile(options, args), targets, jobs,
+                                     prepare=functools.partial(parallel.warm_checker, options)):
         if got is None:
             problems += 1
             continue
-        launches += got
-    from ..engine.resolve_view import render_json, render_text
-
-    if args.format == "json":
-        sys.stdout.write(json.dumps(render_json(launches), indent=2) + "\n")
+        views += got
+    if json_view:
+        sys.stdout.write(json.dumps(json_document(views), indent=2) + "\n")
     else:
-        sys.stdout.write(render_text(launches, show_defaults=args.all))
+        sys.stdout.write(joined_text(views))
     return 2 if problems else 0
 
 
+class _ResolveFile:
+    """The views of one file's launches (what a worker process hands back: plain JSON objects or
+    text, not the parsed file), ``None`` when the file cannot be read."""
+
+    def __init__(self, options: Any, args: argparse.Namespace):
+        self.options, self.args = options, args
+
+    def __call__(self, target: tuple[str, bytes | None]) -> list[Any] | None:
+        from ..engine.resolve_view import launch_json, render_launch_text
+
+        got = _resolve_file(*target, self.options, self.args)
+        if got is None:
+            return None
+        if self.args.format == "json":
+            return [launch_json(path, result, launch) for path, result, launch in got]
+        return [render_launch_text(path, result, launch, self.args.all) for path, result, launch in got]
+
+
 def _targets(args: argparse.Namespace) -> tuple[list[tuple[str, bytes | None]], int]:
+    from ..config import discovery as config_discovery
+    from ..config import project as project_config
     from .files import candidates_under
 
     targets: list[tuple[str, bytes | None]] = []
@@ -86,7 +112,11 @@ def _targets(args: argparse.Namespace) -> tuple[list[tuple[str, bytes | None]], 
             continue
         p = Path(given)
         if p.is_dir():
-            targets += ((rel, None) for rel in candidates_under(given))
+            for rel in candidates_under(given):
+                governing = config_discovery.governing_file(rel)
+                if governing is not None and project_config.load(governing).excluded(rel):
+                    continue  # `exclude` applies to what a directory walk finds, as in `check`
+                targets.append((rel, None))
         elif p.exists():
             targets.append((given, None))
         else:

@@ -70,8 +70,12 @@ def launch_json(path: str, result: Any, launch: LaunchResolution) -> dict:
 
 
 def render_json(launches: list) -> dict:
-    return {"tool": "sglang-lsp", "version": __version__,
-            "launches": [launch_json(path, result, launch) for path, result, launch in launches]}
+    return json_document([launch_json(path, result, launch) for path, result, launch in launches])
+
+
+def json_document(objects: list[dict]) -> dict:
+    """The JSON contract around the objects of :func:`launch_json`."""
+    return {"tool": "sglang-lsp", "version": __version__, "launches": objects}
 
 
 # -- text ------------------------------------------------------------------------------------
@@ -162,7 +166,13 @@ def _memory_rows(launch: LaunchResolution) -> list[str]:
     return ["  memory:"] + [f"    {row}" for row in rows]
 
 
+NO_LAUNCH = "no sglang launch found\n"
+
+
 def render_text(launches: list, show_defaults: bool = False) -> str:
-    if not launches:
-        return "no sglang launch found\n"
-    return "\n".join(render_launch_text(path, result, launch, show_defaults) for path, result, launch in launches)
+    return joined_text([render_launch_text(path, result, launch, show_defaults) for path, result, launch in launches])
+
+
+def joined_text(blocks: list[str]) -> str:
+    """The text view of launches whose blocks (:func:`render_launch_text`) are ``blocks``."""
+    return "\n".join(blocks) if blocks else NO_LAUNCH

@@ -18,7 +18,7 @@ from lsprotocol import types
 
 from ...engine.check import Result
 from ...engine.resolve import resolve_result
-from ...engine.resolve_view import launch_json, render_launch_text
+from ...engine.resolve_view import joined_text, launch_json, render_launch_text
 from .. import convert
 from .context import is_local
 
@@ -71,7 +71,6 @@ def effective_configuration(result: Result, uri: str, offset: int | None) -> dic
             shown = doc.path
     return {
         "uri": uri,
-        "text": "\n".join(render_launch_text(shown, result, launch) for launch in launches)
-        or "no sglang launch found\n",
+        "text": joined_text([render_launch_text(shown, result, launch) for launch in launches]),
         "launches": [launch_json(shown, result, launch) for launch in launches],
     }
