@@ -172,6 +172,9 @@ def test_host_dependent_rejections_are_only_the_machines_own(verdicts, fresh_ver
     amd_flashinfer = [c for c in cases if c.get("hardware") in ("MI300X", "MI325X", "MI355X") and
                       (c.get("message") or "").startswith("FlashInfer mamba module not available")]
     assert amd_flashinfer and not any(replay.host_dependent(c) for c in amd_flashinfer)
+    switched_off = [c for c in cases if (c.get("message") or "").startswith("FlashInfer mamba module") and
+                    (c.get("env") or {}).get("SGLANG_IS_FLASHINFER_AVAILABLE") == "0"]
+    assert switched_off and not any(replay.host_dependent(c) for c in switched_off)
     for s, _ in _all(verdicts, fresh_verdicts):
         d = s.as_dict()
         assert d["file_rejected"] + d["host_rejected"] == d["rejected"]
