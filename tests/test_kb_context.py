@@ -109,6 +109,15 @@ def test_hf_quant_config_side_file_is_read(tmp_path):
     assert read_model_facts(str(tmp_path)).quant_method == "modelopt_fp8"
 
 
+def test_quantization_config_of_the_text_sub_config_is_noticed(tmp_path):
+    # sglang's weight loader takes it when config.json has none at the top (SGL230 must then stay quiet)
+    text = {"hidden_size": 64, "quantization_config": {"quant_method": "compressed-tensors"}}
+    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["X"], "text_config": text}))
+    assert read_model_facts(str(tmp_path)).facts()["quant_in_text_config"] is True
+    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["X"], "text_config": {"hidden_size": 64}}))
+    assert read_model_facts(str(tmp_path)).facts()["quant_in_text_config"] is False
+
+
 def test_model_lookup_relative_absolute_and_hf_cache(tmp_path):
     base = tmp_path / "proj"
     shutil.copytree(MODELS / "llama3-8b", base / "models" / "llama")

@@ -282,7 +282,8 @@ class ModelFacts(Record):
 
 DIM_FACTS = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "num_hidden_layers",
              "intermediate_size", "moe_intermediate_size", "vocab_size", "context_length", "num_nextn_predict_layers",
-             "num_experts_per_tok", "kv_lora_rank", "tie_word_embeddings", "quant_config_files")
+             "num_experts_per_tok", "kv_lora_rank", "tie_word_embeddings", "quant_config_files",
+             "quant_in_text_config")
 
 
 def _text_config(cfg: dict) -> dict:
@@ -444,6 +445,11 @@ def read_model_facts(directory: str) -> ModelFacts | None:
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             dims["context_length"] = int(factor * v)
             break
+    # the weight loader also takes the quantization metadata of the text sub-config when config.json has
+    # none at the top (model_loader/checkpoint_quantization.py:_select_hf_quant_metadata)
+    sub = cfg.get("text_config")
+    dims["quant_in_text_config"] = cfg.get("quantization_config") is None and isinstance(sub, dict) \
+        and sub.get("quantization_config") is not None
     # the quantization side files sglang's weight loader looks for next to config.json
     dims["quant_config_files"] = sorted(
         n for n in ("quant_config.json", "quantize_config.json", "quantization_config.json", "hf_quant_config.json",
