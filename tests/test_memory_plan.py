@@ -174,6 +174,21 @@ def _plan(model_dir: Path, gpu: str, **kw) -> mem_model.MemoryPlan:
     return mem_plan.plan_memory(cfg, layout, side_files=side, gpu_memory_bytes=row_gpu[gpu], **kw)
 
 
+def test_more_pipeline_stages_than_layers_is_not_estimated_and_not_enumerated():
+    """``--pp-size 2147483647`` (sglang 0.5.23 accepts it on the oracle, w2401-boundary-00639):
+    the plan says why it makes no estimate instead of building one entry per stage (which took
+    all memory)."""
+    cfg, side = mem_plan.read_model_dir(str(ROOT / "tests" / "fixtures" / "models" / "qwen3-0.6b"))
+    for pp in (29, 2**31 - 1):
+        plan = mem_plan.plan_memory(cfg, mem_model.ParallelLayout(pp_size=pp), side_files=side,
+                                    gpu_memory_bytes=80 << 30)
+        assert plan.weights.bytes_per_gpu is None and plan.kv_cache.bytes_per_token is None
+        assert any(f"pp_size {pp} is more than the model's 28 layers" in n for n in plan.weights.notes)
+        assert plan.weights.per_pp_stage == []
+    plan = mem_plan.plan_memory(cfg, mem_model.ParallelLayout(pp_size=28), side_files=side, gpu_memory_bytes=80 << 30)
+    assert plan.weights.bytes_per_gpu and len(plan.weights.per_pp_stage) == 28
+
+
 # -- the issue's clear-cut cases ---------------------------------------------------------------
 
 

@@ -350,4 +350,29 @@ def test_text_view_words_the_memory_plan(tmp_path, capsys):
     assert any(row.startswith("    weights per GPU: ") and row.endswith("(estimated)") for row in memory)
     assert "    KV cache per token on one GPU: 131,072 bytes (exact)" in memory
     code, out, _ = run(capsys, "resolve", "--gpu", "H100", str(hub))
-    assert "  memory: GPU memory 79.6 GiB; weights and KV cache not known" in out
+    assert "  memory: GPU memory 79.6 GiB; weights and KV cache not known (the checkpoint's config.json is not " \
+           "at hand)" in out
+    wide = tmp_path / "wide.sh"  # the config is at hand: the plan's own reason is given instead
+    wide.write_text(f"python -m sglang.launch_server --model-path {MODELS / 'qwen3-0.6b'} --pp-size 2147483647\n")
+    code, out, err = run(capsys, "resolve", "--gpu", "B300", str(wide))
+    assert code == 0 and err == ""
+    assert "weights and KV cache not known (pp_size 2147483647 is more than the model's 28 layers" in out
+
+
+def test_an_internal_error_showing_a_file_is_reported_and_the_others_shown(workdir, capsys, monkeypatch):
+    from sglang_lsp.engine import resolve_view
+
+    (workdir / "a.sh").write_text("python -m sglang.launch_server --model-path m --tp 2\n", encoding="utf-8")
+    (workdir / "b.sh").write_text("python -m sglang.launch_server --model-path m --tp 4\n", encoding="utf-8")
+    real = resolve_view.render_launch_text
+
+    def broken(path, *args, **kw):
+        if path.endswith("a.sh"):
+            raise RuntimeError("modelling bug")
+        return real(path, *args, **kw)
+
+    monkeypatch.setattr(resolve_view, "render_launch_text", broken)
+    code, out, err = run(capsys, "resolve", "a.sh", "b.sh")
+    assert code == 2 and "Traceback" not in err
+    assert "a.sh: internal error while showing its launches: RuntimeError: modelling bug" in err
+    assert "b.sh" in out and "a.sh" not in out

@@ -94,9 +94,14 @@ class _ResolveFile:
         got = _resolve_file(*target, self.options, self.args)
         if got is None:
             return None
-        if self.args.format == "json":
-            return [launch_json(path, result, launch) for path, result, launch in got]
-        return [render_launch_text(path, result, launch, self.args.all) for path, result, launch in got]
+        try:
+            if self.args.format == "json":
+                return [launch_json(path, result, launch) for path, result, launch in got]
+            return [render_launch_text(path, result, launch, self.args.all) for path, result, launch in got]
+        except Exception as exc:  # a modelling bug: say so for this file, go on with the others
+            print(f"sglang-lsp: {target[0]}: internal error while showing its launches: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+            return None
 
 
 def _targets(args: argparse.Namespace) -> tuple[list[tuple[str, bytes | None]], int]:

@@ -19,6 +19,7 @@ import json
 from typing import Any
 
 from .. import DEFAULT_SGLANG_VERSION, __version__
+from ..base.unknown import UNKNOWN
 from ..checks.kb.resolution import flag_of
 from .resolve import LaunchResolution
 
@@ -162,7 +163,13 @@ def _memory_rows(launch: LaunchResolution) -> list[str]:
     if not rows:
         gpu = launch.memory.get("gpu_memory_bytes")
         known = f"GPU memory {gpu / (1 << 30):.1f} GiB; " if gpu else ""
-        return [f"  memory: {known}weights and KV cache not known (the checkpoint's config.json is not at hand)"]
+        why = "the checkpoint's config.json is not at hand"
+        if launch.resolver.model_config() is not None:
+            m = launch.resolver.value("effective.memory_plan")
+            plan = None if m is UNKNOWN else m.plan
+            notes = [*plan.weights.notes, *plan.kv_cache.notes, *plan.notes] if plan is not None else []
+            why = "; ".join(dict.fromkeys(notes)) or "not estimated for this launch"
+        return [f"  memory: {known}weights and KV cache not known ({why})"]
     return ["  memory:"] + [f"    {row}" for row in rows]
 
 

@@ -8,7 +8,7 @@ import struct
 from typing import Optional
 from .model import ESTIMATED, EXACT, GIB, KVCacheEstimate, MemoryBudget, ModelShape, ParallelLayout
 from .quantization import Quantization
-from .weights import pp_layer_range
+from .weights import pp_beyond_layers, pp_layer_range
 
 
 _KV_DTYPE_BYTES = {"fp8_e4m3": 1, "fp8_e5m2": 1, "bf16": 2, "bfloat16": 2}
@@ -45,6 +45,10 @@ def estimate_kv_cache(shape: ModelShape, quant: Quantization, layout: ParallelLa
         est.notes.append(f"--kv-cache-dtype {kv_cache_dtype}: scale buffers not modelled")
         return est
     est.element_bytes = elt
+    beyond = pp_beyond_layers(shape, layout)
+    if beyond:
+        est.notes.append(beyond)
+        return est
     stages = range(layout.pp_size) if pp_rank is None else [pp_rank]
     best = None
     for r in stages:

@@ -37,6 +37,16 @@ def pp_layer_range(num_layers: int, pp_rank: int, pp_size: int) -> tuple[int, in
     return start, start + base
 
 
+def pp_beyond_layers(shape: ModelShape, layout: ParallelLayout) -> str | None:
+    """Why a plan per pipeline stage is not made: more stages than the model has layers (some
+    stage would hold none; and each stage is one pass of the estimate, so ``--pp-size
+    2147483647`` must not enumerate them)."""
+    if isinstance(layout.pp_size, int) and layout.pp_size > max(1, shape.num_layers):
+        return (f"pp_size {layout.pp_size} is more than the model's {shape.num_layers} layers "
+                "(a pipeline stage would hold none): not estimated")
+    return None
+
+
 def _padded_vocab_per_rank(vocab: int, tp: int) -> int:
     """layers/vocab_parallel_embedding.py: pad to 64 (64 * tp when that does not divide by tp)."""
     pad = 64
@@ -203,6 +213,9 @@ def estimate_weights(shape: ModelShape, quant: Quantization, layout: ParallelLay
         return WeightsEstimate(None, None, notes=problems)
     if shape.family == "unmodelled":
         return WeightsEstimate(None, None, notes=[f"{shape.architecture}: weights not modelled"])
+    beyond = pp_beyond_layers(shape, layout)
+    if beyond:
+        return WeightsEstimate(None, None, notes=[beyond])
     if shape.is_moe:
         n_exp = shape.num_experts
         if n_exp % layout.moe_ep_size:
