@@ -237,3 +237,25 @@ def test_verdicts_do_not_depend_on_the_launch_checked_before():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert ["SGL125" in line for line in out] == [False, True, False, True], out
+
+
+def test_dsa_cache_layer_split_reads_index_topk_of_the_config(tmp_path):
+    # configs/model_config.py:is_deepseek_dsa: a DSA architecture whose config sets index_topk
+    import json
+
+    def launch(config: dict, extra: str = "") -> list:
+        model = tmp_path / "m"
+        model.mkdir(exist_ok=True)
+        (model / "config.json").write_text(json.dumps(config))
+        text = f"python -m sglang.launch_server --model-path m --enable-dsa-cache-layer-split{extra}\n"
+        _, fs = run(tmp_path, text, "H200")
+        return kb(fs, "SGL231")
+
+    v3 = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 64}
+    assert launch(v3)  # DeepSeek V3 without the sparse-attention indexer
+    assert not launch({**v3, "index_topk": 2048})
+    assert not launch(v3, " --json-model-override-args '{\"index_topk\": 2048}'")
+    assert launch({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"})
+    # the configs of GLM-5 and DeepSeek V3.2 default index_topk to a number: no finding
+    assert not launch({"architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa"})
+    assert not launch({**v3, "model_type": "deepseek_v32"})

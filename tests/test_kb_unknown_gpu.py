@@ -164,11 +164,11 @@ def test_the_summary_counts_the_undecided_checks(scripts, capsys):
     assert err.splitlines() == ["Checked 1 file: no problems."]
     _, _, err = run(capsys, "check", "marlin.sh", "hub.sh")
     summary = err.splitlines()[-1]
-    # hub.sh: 15 rules need the model (SGL195/196 its dimensions, SGL181 its quantization,
-    # SGL220-222 its size), 9 of them read values sglang resolves differently per GPU; marlin.sh:
-    # SGL106, SGL107
-    assert summary.startswith("17 checks undecided: ")
-    assert "model unknown (15) — a local --model-path, or a `model=` directive" in summary
+    # hub.sh: 16 rules need the model (SGL195/196 its dimensions, SGL181 its quantization,
+    # SGL220-222 its size, SGL227 its expert sizes), 9 of them read values sglang resolves
+    # differently per GPU; marlin.sh: SGL106, SGL107
+    assert summary.startswith("18 checks undecided: ")
+    assert "model unknown (16) — a local --model-path, or a `model=` directive" in summary
     assert "GPU unknown (11) — set --gpu or a directive" in summary
     _, _, err = run(capsys, "check", "--quiet", "marlin.sh")
     assert err == ""
@@ -224,3 +224,26 @@ def test_every_auto_selection_of_the_pipeline_is_tried_on_each_gpu():
                     "--speculative-eagle-topk 4 --speculative-num-draft-tokens 4 --page-size 64 --attention-backend nsa")
     assert "SGL173" in _codes(_check(eagle))
     assert "SGL173" not in _undecided(_check(eagle))
+
+
+def test_a_gpu_known_up_to_its_memory_leaves_what_memory_decides_unknown():
+    """An "A100 40GB" (a node label naming a size no profile has) is tried as the A100 profile
+    without a memory size: what sglang sizes by the memory (chunked prefill, CUDA-graph batch,
+    static fraction) is unknown there, not the sizes of a machine without GPU memory."""
+    from sglang_lsp.base.findings import Span
+    from sglang_lsp.base.invocation import Word
+    from sglang_lsp.base.unknown import UNKNOWN
+    from sglang_lsp.catalog.argv import resolve
+    from sglang_lsp.catalog.catalog import load_catalog
+    from sglang_lsp.checks.kb.effective import LaunchResolver
+    from sglang_lsp.context.facts import Context, gpu_candidates
+
+    argv = ["--model-path", str(MODELS / "llama3-8b"), "--tp-size", "1"]
+    parsed = resolve(load_catalog(None), [Word(a, Span(0, 0)) for a in argv], anchor=Span(0, 0))
+    [a100_40] = gpu_candidates(None, GpuClass("A100 40GB", (PROFILES["A100"],), memory_known=False))
+    sized = LaunchResolver(parsed, Context(gpu=PROFILES["A100"]))
+    unsized = LaunchResolver(parsed, Context(gpu=a100_40))
+    assert sized.value("effective.chunked_prefill_size") == 8192  # the 80 GB A100's tier
+    for field in ("chunked_prefill_size", "mem_fraction_static"):
+        assert unsized.value(f"effective.{field}") is UNKNOWN, field
+    assert unsized.value("effective.attention_backend") == sized.value("effective.attention_backend")

@@ -385,6 +385,42 @@ def _eff_quantization_min_sm(r: "LaunchResolver") -> Any:
     return QUANT_MIN_SM.get(q) if q is not None else None
 
 
+# configs/model_config.py:is_deepseek_dsa: the architectures of DeepSeek sparse attention (DSA)
+# models, which also carry `index_topk` in their config
+DSA_ARCHITECTURES = frozenset({
+    "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLMNextN", "MistralLarge3ForCausalLM",
+    "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM", "GlmMoeDsaForCausalLMNextN",
+    "Glm5NextForConditionalGenerationNextN", "Glm5NextForConditionalGeneration", "LongcatFlashForCausalLM",
+    "LongcatFlashForCausalLMNextN", "Dots3NoteForCausalLM", "Dots3NoteForCausalLMNextN", "HYV4ForCausalLM",
+    "HYV4ForCausalLMNextN",
+})
+
+
+def _eff_is_deepseek_dsa(r: "LaunchResolver") -> Any:
+    """configs/model_config.py:is_deepseek_dsa on the checkpoint's config: a DSA architecture
+    with `index_topk` set. UNKNOWN when the config is not read, when `--json-model-override-args`
+    may change it, or when a DSA architecture's config omits `index_topk` and the config class
+    may supply it (all but DeepSeek V3's)."""
+    hf = r.model_config()
+    overrides = r.arg("json_model_override_args")
+    if hf is None or overrides is UNKNOWN or overrides not in (None, "", "{}"):
+        return UNKNOWN
+    archs = hf.get("architectures")
+    if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
+        return UNKNOWN
+    if archs[0] not in DSA_ARCHITECTURES:
+        return False
+    if r.declared:
+        return UNKNOWN  # directives declare the architecture, not `index_topk`
+    if hf.get("index_topk") is not None:
+        return True
+    # transformers' DeepseekV3Config has no `index_topk`; the configs of the other DSA model
+    # types (deepseek_v32, glm_moe_dsa, …) default it to a number
+    if archs[0] == "DeepseekV3ForCausalLM" and hf.get("model_type") == "deepseek_v3":
+        return False
+    return UNKNOWN
+
+
 def _memory(name: str) -> Callable[["LaunchResolver"], Any]:
     """``effective.memory_<name>``: the memory plan of the launch (memory_fit.py)."""
     def value(r: "LaunchResolver") -> Any:
@@ -402,6 +438,7 @@ EFFECTIVE: dict[str, Callable[["LaunchResolver"], Any]] = {
         "kv_tokens_text", "context_length", "advice")},
     "quantization_min_sm": _eff_quantization_min_sm,
     "moe_tp_size": _eff_moe_tp_size,
+    "is_deepseek_dsa": _eff_is_deepseek_dsa,
     "quantization": _eff_quantization,
     "quantization_mismatch": _eff_quantization_mismatch,
     # `attention_backend` as the KV-cache handlers read it, before sglang fills in its default:

@@ -120,6 +120,8 @@ class State:
         gpu = self.r.ctx.gpu
         if gpu is None:
             return UNKNOWN
+        if gpu.memory_mib is None and gpu.vendor != "cpu":
+            return UNKNOWN  # a GPU known up to its memory ("A100 40GB": the profile without its size)
         return gpu.memory_mib  # None on a CPU "GPU": sglang's probe finds no device memory
 
     @property
