@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import gzip
 import json
 import re
@@ -53,14 +54,12 @@ DEPLOYMENT_CODES = frozenset(f"SGL{n:03d}" for n in range(50, 62))
 # Memory rules (stage "load": loading the weights, sizing the KV cache) fail after the stage the
 # oracle stops at too; they are labelled by the memory oracle instead (tools/oracle/memory_probe.py,
 # tests/test_memory_diagnostics.py) and counted apart here like the deployment rules.
-_LOAD_RULES = None
 
 
-def _load_rules() -> set:
-    global _LOAD_RULES
-    if _LOAD_RULES is None:
-        _LOAD_RULES = {r.code for r in kb_rules() if r.stage == "load"}
-    return _LOAD_RULES
+@functools.cache
+def _stage_rules(stage: str) -> frozenset[str]:
+    """The codes of the knowledge-base rules sglang raises at ``stage`` (``load``, ``layers`` …)."""
+    return frozenset(r.code for r in kb_rules() if r.stage == stage)
 
 
 def script_for(case: dict) -> str:
@@ -186,16 +185,6 @@ def in_scope(case: dict) -> list[str]:
     return [code for code, (pats, sites) in _sites().items() if any(matches(p.pattern, case, sites) for p in pats)]
 
 
-_LAYER_RULES = None
-
-
-def _layer_rules() -> set:
-    global _LAYER_RULES
-    if _LAYER_RULES is None:
-        _LAYER_RULES = {r.code for r in kb_rules() if r.stage == "layers"}
-    return _LAYER_RULES
-
-
 def judge(case: dict, with_gpu: bool = True) -> Verdict:
     """``with_gpu=False``: checked without naming the case's GPU (the launch may run on any)."""
     text = script_for(case)
@@ -203,13 +192,13 @@ def judge(case: dict, with_gpu: bool = True) -> Verdict:
     errors = [f for f in findings if f.severity == Severity.ERROR]
     if case.get("outcome") == "ok" and case.get("stage", "resolve") == "resolve" and case.get("model"):
         # the case stopped after argument resolution: it says nothing about layer-construction checks
-        errors = [f for f in errors if f.code not in _layer_rules()]
+        errors = [f for f in errors if f.code not in _stage_rules("layers")]
     unconfirmed = []
     if case.get("outcome") != "ok":
         # a launch sglang refuses while resolving never loads: a memory error does not detect it
-        errors = [f for f in errors if f.code not in _load_rules()]
+        errors = [f for f in errors if f.code not in _stage_rules("load")]
     if case.get("outcome") == "ok":
-        later = DEPLOYMENT_CODES | _load_rules()
+        later = DEPLOYMENT_CODES | _stage_rules("load")
         unconfirmed = [f for f in errors if f.code in later]
         errors = [f for f in errors if f.code not in later]
     explained = any(f.sglang_error and matches(f.sglang_error, case, _sites().get(f.code, (None, None))[1])

@@ -93,3 +93,41 @@ def candidates_under(given: str) -> Iterator[str]:
         if is_candidate(f):
             rel = os.path.relpath(f, top)
             yield rel if given in (".", "./") else os.path.join(given, rel)
+
+
+class ProjectConfigs:
+    """The sglang-lsp configuration of each checked file: the one given with ``--config-file``,
+    none with ``--isolated``, else the nearest one found upwards (cached per directory)."""
+
+    def __init__(self, isolated: bool = False, given: str | None = None):
+        from ..config import discovery as config_discovery
+
+        self.isolated = isolated
+        self.given = given
+        config_discovery.invalidate()  # read afresh in every run (main() may be called repeatedly)
+
+    def first(self):
+        """Load ``--config-file`` at once: a missing or invalid one is an error before anything runs."""
+        if self.given is not None and not self.isolated:
+            from ..config import project as project_config
+            from ..config.discovery import ConfigError
+
+            if not os.path.lexists(self.given) or os.path.isdir(self.given):
+                raise ConfigError(self.given, [f"{self.given}: no such configuration file"])
+            project_config.load(self.given)
+
+    def of(self, path: str | None):
+        if self.isolated:
+            return None
+        if self.given is not None:
+            from ..config import project as project_config
+
+            return project_config.load(self.given)
+        from ..config import discovery as config_discovery
+
+        found = config_discovery.governing_file(path)
+        if found is None:
+            return None
+        from ..config import project as project_config  # (only when a file governs: start-up time)
+
+        return project_config.load(found)

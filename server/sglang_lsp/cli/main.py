@@ -248,7 +248,9 @@ def _run_check(args: argparse.Namespace) -> int:
         options.environment_detail = "sglang installed in the working directory's virtualenv"
     from .output import render_json, render_text, undecided_summary
 
-    configs = _Configs(args)
+    from .files import ProjectConfigs
+
+    configs = ProjectConfigs(args.isolated, args.config_file)
     targets: list[tuple[str, bytes | None, bool]] = []  # (display path, data or None, explicit)
     problems = 0
     try:
@@ -464,43 +466,6 @@ def _target_version(args: argparse.Namespace):
         print(f"sglang-lsp: error: {exc}", file=sys.stderr)
         return _FAILED
     return version
-
-
-class _Configs:
-    """The sglang-lsp configuration of each checked file: the one given with ``--config-file``,
-    none with ``--isolated``, else the nearest one found upwards (cached per directory)."""
-
-    def __init__(self, args: argparse.Namespace):
-        from ..config import discovery as config_discovery
-
-        self.isolated = args.isolated
-        self.given = args.config_file
-        config_discovery.invalidate()  # read afresh in every run (main() may be called repeatedly)
-
-    def first(self):
-        """Load ``--config-file`` at once: a missing or invalid one is an error before anything runs."""
-        if self.given is not None and not self.isolated:
-            from ..config import project as project_config
-
-            if not os.path.lexists(self.given) or os.path.isdir(self.given):
-                raise ConfigError(self.given, [f"{self.given}: no such configuration file"])
-            project_config.load(self.given)
-
-    def of(self, path: str | None):
-        if self.isolated:
-            return None
-        if self.given is not None:
-            from ..config import project as project_config
-
-            return project_config.load(self.given)
-        from ..config import discovery as config_discovery
-
-        found = config_discovery.governing_file(path)
-        if found is None:
-            return None
-        from ..config import project as project_config  # (only when a file governs: start-up time)
-
-        return project_config.load(found)
 
 
 def _print_statistics(locs, stream) -> None:

@@ -61,14 +61,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"sglang-lsp: error: {exc}", file=sys.stderr)
             return 2
     options = Options(sglang_version=version, gpu=args.gpu, model_search_paths=(os.getcwd(),))
-    targets, problems = _targets(args)
+    from .files import ProjectConfigs
+
+    configs = ProjectConfigs()
+    targets, problems = _targets(args, configs)
     from . import parallel
     from ..engine.resolve_view import joined_text, json_document
 
     json_view = args.format == "json"
     views: list[Any] = []  # each launch's JSON object, or its block of the text view
     jobs = parallel.job_count(getattr(args, "jobs", None), len(targets))
-    for got in parallel.map_in_order(_ResolveFile(options, args), targets, jobs,
+    for got in parallel.map_in_order(_ResolveFile(options, args, configs), targets, jobs,
                                      prepare=functools.partial(parallel.warm_checker, options)):
         if got is None:
             problems += 1
@@ -85,13 +88,13 @@ class _ResolveFile:
     """The views of one file's launches (what a worker process hands back: plain JSON objects or
     text, not the parsed file), ``None`` when the file cannot be read."""
 
-    def __init__(self, options: Any, args: argparse.Namespace):
-        self.options, self.args = options, args
+    def __init__(self, options: Any, args: argparse.Namespace, configs: Any):
+        self.options, self.args, self.configs = options, args, configs
 
     def __call__(self, target: tuple[str, bytes | None]) -> list[Any] | None:
         from ..engine.resolve_view import launch_json, render_launch_text
 
-        got = _resolve_file(*target, self.options, self.args)
+        got = _resolve_file(*target, self.options, self.args, self.configs)
         if got is None:
             return None
         try:
@@ -104,9 +107,7 @@ class _ResolveFile:
             return None
 
 
-def _targets(args: argparse.Namespace) -> tuple[list[tuple[str, bytes | None]], int]:
-    from ..config import discovery as config_discovery
-    from ..config import project as project_config
+def _targets(args: argparse.Namespace, configs: Any) -> tuple[list[tuple[str, bytes | None]], int]:
     from .files import candidates_under
 
     targets: list[tuple[str, bytes | None]] = []
@@ -118,8 +119,8 @@ def _targets(args: argparse.Namespace) -> tuple[list[tuple[str, bytes | None]], 
         p = Path(given)
         if p.is_dir():
             for rel in candidates_under(given):
-                governing = config_discovery.governing_file(rel)
-                if governing is not None and project_config.load(governing).excluded(rel):
+                cfg = configs.of(rel)
+                if cfg is not None and cfg.excluded(rel):
                     continue  # `exclude` applies to what a directory walk finds, as in `check`
                 targets.append((rel, None))
         elif p.exists():
@@ -130,10 +131,9 @@ def _targets(args: argparse.Namespace) -> tuple[list[tuple[str, bytes | None]], 
     return targets, problems
 
 
-def _resolve_file(display: str, data: bytes | None, options: Any, args: argparse.Namespace):
+def _resolve_file(display: str, data: bytes | None, options: Any, args: argparse.Namespace, configs: Any):
     """The resolved launches of one file as (path, document, launch); None when unreadable."""
     from ..base.document import Document, decode
-    from ..config import discovery as config_discovery
     from ..engine.check import detect_language
     from ..engine.resolve import resolve_document
 
@@ -149,12 +149,9 @@ def _resolve_file(display: str, data: bytes | None, options: Any, args: argparse
     text = decode(data)
     kind_path = display if display != "-" else None
     language = detect_language(kind_path, text) or "shell"
-    governing = config_discovery.governing_file(kind_path)
-    if governing is not None:
-        from ..config import project as project_config
-
-        options = options.replace(project=project_config.load(governing).for_file(
-            kind_path or os.path.join(os.getcwd(), "-")))
+    cfg = configs.of(kind_path)
+    if cfg is not None:
+        options = options.replace(project=cfg.for_file(kind_path or os.path.join(os.getcwd(), "-")))
     result, launches = resolve_document(Document(text, kind_path, language), options)
     for err in result.errors:
         print(f"sglang-lsp: {display}: {err}", file=sys.stderr)
