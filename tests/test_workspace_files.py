@@ -132,6 +132,28 @@ def test_reads_are_cached_until_the_file_changes(tmp_path, monkeypatch):
     assert len(reads) > first
 
 
+def test_the_cache_keeps_one_version_per_file(tmp_path, monkeypatch):
+    """A changed file's old bytes leave the cache when the new ones come in, and eviction keeps
+    the byte count and the per-file index in step with what is cached."""
+    path = tmp_path / "run.sh"
+    for n, text in enumerate([b"a", b"bb", b"ccc"]):
+        path.write_bytes(text)
+        os.utime(path, ns=(n * 10**9, n * 10**9))
+        assert workspace_files.read_bytes(path, workspace_files.CHECKED_FILE) == text
+    mine = [key for key in workspace_files._cache if key[0] == os.path.realpath(path)]
+    assert len(mine) == 1 and workspace_files._cache[mine[0]] == b"ccc"
+    assert workspace_files._cached_bytes == 3
+    # a cache room for four 9-byte files drops the oldest ones, index and count included
+    monkeypatch.setattr(workspace_files, "_CACHE_BYTES", 36)
+    for n in range(6):
+        other = tmp_path / f"other{n}.sh"
+        other.write_bytes(b"x" * 9)
+        workspace_files.read_bytes(other, workspace_files.CHECKED_FILE)
+    assert [os.path.basename(key[0]) for key in workspace_files._cache] == [f"other{n}.sh" for n in range(2, 6)]
+    assert workspace_files._cached_bytes == 36
+    assert set(workspace_files._version_of.values()) == set(workspace_files._cache)
+
+
 def test_a_pipe_named_on_the_command_line_is_read(tmp_path):
     """``check <(generate)``: a pipe the user hands over is read (within the limit), as `cat`
     would; a FIFO found by the checker is not."""

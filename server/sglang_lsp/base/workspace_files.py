@@ -83,6 +83,9 @@ PSEUDO_ROOTS = ("/proc/", "/sys/")
 
 _CACHE_BYTES = 32 * MiB  # the cache keeps at most this many bytes of file contents
 _cache: OrderedDict[tuple, bytes] = OrderedDict()
+# (path, limit) -> the key of that file's cached version: a file re-read after a change replaces
+# its old version without a scan of the whole cache (a scan made a 600-file check quadratic)
+_version_of: dict[tuple, tuple] = {}
 _cached_bytes = 0
 _logged: set[tuple[str, str]] = set()
 
@@ -246,17 +249,18 @@ def _remember(key: tuple, data: bytes) -> None:
     global _cached_bytes
     if len(data) > _CACHE_BYTES // 4:
         return
-    old = _cache.pop(key, None)
-    if old is not None:
-        _cached_bytes -= len(old)
-    # older versions of the same file are dead weight
-    for stale in [k for k in _cache if k[0] == key[0] and k[-1] == key[-1]]:
-        _cached_bytes -= len(_cache.pop(stale))
+    # the same file's older version, if any, is dead weight
+    stale = _version_of.get((key[0], key[-1]))
+    if stale is not None:
+        _cached_bytes -= len(_cache.pop(stale, b""))
     _cache[key] = data
+    _version_of[(key[0], key[-1])] = key
     _cached_bytes += len(data)
     while _cached_bytes > _CACHE_BYTES and _cache:
-        _, dropped = _cache.popitem(last=False)
+        dropped_key, dropped = _cache.popitem(last=False)
         _cached_bytes -= len(dropped)
+        if _version_of.get((dropped_key[0], dropped_key[-1])) == dropped_key:
+            del _version_of[(dropped_key[0], dropped_key[-1])]
 
 
 def forget() -> None:
@@ -264,6 +268,7 @@ def forget() -> None:
     another key)."""
     global _cached_bytes
     _cache.clear()
+    _version_of.clear()
     _cached_bytes = 0
     _logged.clear()
 
