@@ -3,7 +3,7 @@ configuration (the ``effective.*`` names the budget rules read): how many tokens
 dispatches at most in one forward, which a backend's fixed buffer must hold.
 
 Each function takes the launch's :class:`~sglang_lsp.checks.kb.effective.LaunchResolver` and
-reads the resolved fields (``r.pipeline()``); UNKNOWN where any input is.
+reads the resolved fields (``r.finals()``); UNKNOWN where any input is.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .effective_state import unknown_in
 
 
 def _final(r: Any, *names: str) -> list[Any]:
-    s = r.pipeline()
+    s = r.finals()
     return [s.final(n) for n in names]
 
 
