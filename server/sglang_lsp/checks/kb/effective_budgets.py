@@ -85,7 +85,9 @@ def pplx_dispatch_tokens_per_rank(r: Any) -> Any:
     """moe_hook.py:required_pplx_dispatch_tokens_per_rank: the chunked prefill size, or the
     decode graph's batch when `--cuda-graph-max-bs-decode` is larger."""
     chunk, graph = _final(r, "chunked_prefill_size", "cuda_graph_max_bs_decode")
-    if unknown_in(chunk, graph):
+    if unknown_in(chunk, graph) or chunk is None:
+        # (no chunked prefill size: the pipeline stopped early, `--model-path dummy`; sglang's
+        # own max() would fail on it, and nothing sizes the buffer then)
         return UNKNOWN
     return chunk if graph is None else max(chunk, graph)
 
