@@ -131,6 +131,7 @@ class Summary:
     false_errors: int = 0
     host_rejected: int = 0  # rejections that depend on the oracle's machine (host_dependent)
     host_detected: int = 0
+    host_explained: int = 0
     unconfirmed: int = 0  # accepted cases with deployment errors only the real start-up could confirm
     misses: list = field(default_factory=list)
     scope_misses: list = field(default_factory=list)
@@ -153,6 +154,7 @@ class Summary:
             "host_rejected": self.host_rejected,
             "file_rejected": self.rejected - self.host_rejected,
             "file_detected_pct": pct(self.detected - self.host_detected, self.rejected - self.host_rejected),
+            "file_explained_pct": pct(self.explained - self.host_explained, self.rejected - self.host_rejected),
             "unconfirmed_deployment_errors": self.unconfirmed,
         }
 
@@ -226,6 +228,7 @@ def replay(cases: list[dict], with_gpu: bool = True) -> tuple[Summary, list[Verd
             if host_dependent(case):
                 s.host_rejected += 1
                 s.host_detected += det
+                s.host_explained += v.explained
             s.explained += v.explained
             if not det:
                 s.misses.append(v)
