@@ -16,6 +16,7 @@ import pytest
 import sglang_lsp.engine.check as engine_check
 from sglang_lsp.base.document import Document
 from sglang_lsp.base.invocation import Word
+from sglang_lsp.base.unknown import UNKNOWN
 from sglang_lsp.catalog.catalog import load_catalog
 from sglang_lsp.engine.check import Options, check_document
 
@@ -281,3 +282,18 @@ def test_a_check_does_not_depend_on_the_launches_checked_before(monkeypatch):
         assert fresh((first, None), (then, at)) == alone
     finally:
         os.chdir(here)
+
+
+def test_a_dummy_model_leaves_the_pplx_budget_unknown_without_a_modelling_error(caplog):
+    """`--model-path dummy` stops sglang's pipeline before the chunked prefill size is set (it
+    stays None); the pplx dispatch budget read by the MoE all-to-all rules is then unknown, not a
+    failed computation (case w2601-boundary-00764 logged one)."""
+    from sglang_lsp.engine.resolve import resolve_document
+
+    text = "python -m sglang.launch_server --model-path dummy --cuda-graph-max-bs-decode 1000000000000\n"
+    with caplog.at_level("ERROR"):
+        _, launches = resolve_document(Document(text, "launch.sh", "shell"), Options(gpu="MI355X"))
+        value = launches[0].resolver.value("effective.pplx_dispatch_tokens_per_rank")
+    assert launches[0].resolver.value("effective.chunked_prefill_size") is None
+    assert value is UNKNOWN
+    assert not [r for r in caplog.records if "failed" in r.getMessage()]

@@ -177,8 +177,7 @@ class GpuClass(NamedTuple):
 def _candidate_profiles(cls: GpuClass) -> tuple[GpuProfile, ...]:
     cands = cls.candidates
     if not cls.memory_known:
-        cands = tuple(GpuProfile(**{**{f: getattr(c, f) for f in GpuProfile._fields}, "memory_mib": None})
-                      for c in cands)
+        cands = tuple(c.replace(memory_mib=None) for c in cands)
     return cands
 
 

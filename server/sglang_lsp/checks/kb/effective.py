@@ -14,12 +14,12 @@ import functools
 from typing import Any, Callable
 
 from . import conditions
-from .effective_state import NO_FLAG_FIELDS, State
+from .effective_state import NO_FLAG_FIELDS, FinalView, State
 from ... import logger
 from ...base.unknown import UNKNOWN
 from ...catalog.parsed import ParsedArgs
 from ...catalog.catalog import Catalog
-from ...context.facts import MODEL_FACT_NAMES, Context
+from ...context.facts import MODEL_FACT_NAMES, Context, GpuProfile
 
 log = logger(__name__)
 
@@ -44,6 +44,11 @@ class LaunchResolver(conditions.Resolver):
         self._open, self._explicit, self._values = parsed.open, parsed.explicit, parsed.values
         self._state: State | None = None
         self._run_read: Any = None  # what the run read, for a resolver that records_reads
+        # the same launch run with the GPU's memory unknown, whose known values are this one's
+        # (see MemorylessRun); set on a plain resolver only, never on one that records_reads
+        self.memoryless: MemorylessRun | None = None
+        self.memory_read = False  # whether the GPU's memory was asked for (gpu_memory_mib)
+        self._finals: FinalView | None = None
 
     def pipeline(self) -> State:
         """sglang's whole resolution pipeline on this launch (run once, on first use). A resolver
@@ -52,6 +57,11 @@ class LaunchResolver(conditions.Resolver):
         the first one, during which it ran."""
         if self._state is None:
             from . import effective_pipeline  # (only for launches a rule, resolve or the editor asks about)
+
+            shared = self.memoryless
+            if shared is not None and shared.whole():
+                self._state = shared.resolver.pipeline()  # the very run this one would be
+                return self._state
 
             if not self.records_reads:
                 self._state = effective_pipeline.run(self)
@@ -64,6 +74,41 @@ class LaunchResolver(conditions.Resolver):
         elif self.records_reads:
             self.run_reused(self._run_read)
         return self._state
+
+    def pipeline_final(self, field: str) -> Any:
+        """``field`` after the whole pipeline (:meth:`State.final`), taken from the shared run
+        with the memory unknown when that run knows it (:class:`MemorylessRun`)."""
+        shared = self.memoryless
+        if shared is not None and self._state is None:
+            v = shared.final(field)
+            if v is not UNKNOWN or field not in MEMORY_SIZED:
+                return v
+        return self.pipeline().final(field)
+
+    def pipeline_noted(self, key: str) -> Any:
+        """What the pipeline noted under ``key`` on the way (``State.memo``; UNKNOWN when not
+        noted), from the shared run with the memory unknown when there is one: the notes read
+        by conditions are taken before anything is sized by the memory."""
+        shared = self.memoryless
+        state = shared.resolver.pipeline() if shared is not None and self._state is None else self.pipeline()
+        return state.memo.get(key, UNKNOWN)
+
+    def finals(self) -> FinalView:
+        """The launch's resolved fields, each read through :meth:`pipeline_final`."""
+        view = self._finals
+        if view is None:
+            view = self._finals = FinalView(self)
+        return view
+
+    def gpu_memory_mib(self) -> Any:
+        """The memory of one GPU as sglang's probe finds it, in MiB (noted as read)."""
+        self.memory_read = True
+        gpu = self.ctx.gpu
+        if gpu is None:
+            return UNKNOWN
+        if gpu.memory_mib is None and gpu.vendor != "cpu":
+            return UNKNOWN  # a GPU known up to its memory ("A100 40GB": the profile without its size)
+        return gpu.memory_mib  # None on a CPU "GPU": sglang's probe finds no device memory
 
     # what a recording resolver does around the one run (see pipeline)
     records_reads = False
@@ -226,7 +271,7 @@ def effective_name(field: str, cat: Catalog) -> bool:
 def _pipeline_field(field: str) -> Callable[["LaunchResolver"], Any]:
     """``effective.<field>`` of a ServerArgs field no function of :data:`EFFECTIVE` models: its
     value after sglang's whole resolution pipeline (:mod:`.effective_pipeline`)."""
-    return lambda r: r.pipeline().final(field)
+    return lambda r: r.pipeline_final(field)
 
 
 @functools.lru_cache(maxsize=16)
@@ -444,14 +489,14 @@ EFFECTIVE: dict[str, Callable[["LaunchResolver"], Any]] = {
     # `attention_backend` as the KV-cache handlers read it, before sglang fills in its default:
     # the flag (aliases renamed), a model's default (DeepSeek V3 on SM100) or the deterministic
     # fallback; null otherwise
-    "attention_backend_early": lambda r: r.pipeline().memo.get("attention_backend_early", UNKNOWN),
+    "attention_backend_early": lambda r: r.pipeline_noted("attention_backend_early"),
     # the MoE runner, EP and TP sizes handle_moe_kernel_config checks (before the all-to-all
     # backends set EP to TP; effective_moe.py:moe_kernel_config)
-    **{name: (lambda r, name=name: r.pipeline().memo.get(name, UNKNOWN))
+    **{name: (lambda r, name=name: r.pipeline_noted(name))
        for name in ("moe_kernel_runner", "moe_kernel_ep_size", "moe_kernel_tp_size")},
     # the `quantization` server argument (`effective.quantization` is the checkpoint's method
     # after ModelConfig's matching)
-    "server_quantization": lambda r: r.pipeline().final("quantization"),
+    "server_quantization": lambda r: r.pipeline_final("quantization"),
     # per-rank token budgets of the MoE all-to-all backends (effective_budgets.py)
     "prefill_buffer_tokens": lambda r: _budget("prefill_buffer_tokens", r),
     "decode_graph_tokens_per_rank": lambda r: _budget("decode_graph_tokens_per_rank", r),
@@ -468,6 +513,81 @@ EFFECTIVE: dict[str, Callable[["LaunchResolver"], Any]] = {
     "moe_layer_runner": lambda r: _moe_layer("moe_layer_runner", r),
     "moe_runner_lacks_fused_kernel": lambda r: _moe_layer("moe_runner_lacks_fused_kernel", r),
 }
+
+
+# The ServerArgs fields whose value sglang 0.5.23's resolution may take from the GPU's memory:
+# memory_hook.py:handle_gpu_memory_settings sizes the static memory fraction, the chunked prefill
+# size, the CUDA-graph batch sizes and torch.compile's batch limit by the GPU's memory. Nothing else
+# read from them was found to depend on it: over 4,000 labelled launches x 14 GPU profiles, these
+# four are the only fields known with the profile's memory and unknown without it
+# (tests/test_kb_memoryless.py holds that on a sample).
+MEMORY_SIZED = frozenset({"chunked_prefill_size", "mem_fraction_static", "cuda_graph_config", "torch_compile_max_bs"})
+
+
+class _FactsRead(dict):
+    """A GPU's facts that note which of them are read (through ``[]`` or ``get``, the only ways
+    the pipeline reads them)."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, facts: dict[str, Any]):
+        super().__init__(facts)
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+
+class MemorylessRun:
+    """sglang's resolution pipeline on one launch and one GPU profile with the GPU's memory left
+    unknown, shared by every GPU profile whose facts agree on all this run read.
+
+    The pipeline declares UNKNOWN wherever the memory matters (effective_state.State: an unknown
+    input gives an unknown choice), so a field this run knows is the field on each profile it
+    answers for; only the fields sized by the memory (chunked prefill, CUDA-graph batch sizes,
+    the static memory fraction …) need the profile's own run. With the GPU unknown, a launch is
+    settled on up to 14 profiles; the runs that read only the vendor and the architecture
+    probes are then one per class of GPUs instead of one per profile. (Checked on 3,600 labelled
+    launches × 14 profiles: no field known here differs from the profile's own run;
+    tests/test_kb_memoryless.py.)"""
+
+    __slots__ = ("resolver", "_facts", "_read")
+
+    def __init__(self, parsed: ParsedArgs, ctx: Context, declared_model: dict[str, Any] | None = None):
+        gpu = ctx.gpu
+        if gpu is None:
+            raise ValueError("a memoryless run needs a GPU profile")
+        blind = gpu.replace(memory_mib=None)
+        self.resolver = LaunchResolver(parsed, Context(gpu=blind, model=ctx.model, model_dummy=ctx.model_dummy,
+                                                       env=ctx.env, sglang_version=ctx.sglang_version,
+                                                       draft_model=ctx.draft_model), declared_model)
+        self._facts = self.resolver._gpu = _FactsRead(self.resolver._gpu)
+        self._read: dict[str, Any] | None = None
+
+    def final(self, field: str) -> Any:
+        return self.resolver.pipeline().final(field)
+
+    def whole(self) -> bool:
+        """Whether the run never asked for the memory: then it is, value for value, the run on
+        every GPU it answers for (unknown values included)."""
+        self.resolver.pipeline()
+        return not self.resolver.memory_read
+
+    def answers_for(self, gpu: GpuProfile) -> bool:
+        """Whether this run's known values are those of the launch on ``gpu``: the same vendor
+        (the memory probe reads it) and the same value of every fact the run read."""
+        if self._read is None:
+            self.resolver.pipeline()
+            facts = self._facts
+            self._read = {key: dict.__getitem__(facts, key) for key in facts.read}
+            self._read["vendor"] = dict.__getitem__(facts, "vendor")
+        theirs = gpu.facts()
+        return all(theirs.get(key) == value for key, value in self._read.items())
 
 
 def _budget(name: str, r: "LaunchResolver") -> Any:

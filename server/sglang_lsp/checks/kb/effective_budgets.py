@@ -3,7 +3,7 @@ configuration (the ``effective.*`` names the budget rules read): how many tokens
 dispatches at most in one forward, which a backend's fixed buffer must hold.
 
 Each function takes the launch's :class:`~sglang_lsp.checks.kb.effective.LaunchResolver` and
-reads the resolved fields (``r.pipeline()``); UNKNOWN where any input is.
+reads the resolved fields (``r.finals()``); UNKNOWN where any input is.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .effective_state import unknown_in
 
 
 def _final(r: Any, *names: str) -> list[Any]:
-    s = r.pipeline()
+    s = r.finals()
     return [s.final(n) for n in names]
 
 
@@ -85,7 +85,9 @@ def pplx_dispatch_tokens_per_rank(r: Any) -> Any:
     """moe_hook.py:required_pplx_dispatch_tokens_per_rank: the chunked prefill size, or the
     decode graph's batch when `--cuda-graph-max-bs-decode` is larger."""
     chunk, graph = _final(r, "chunked_prefill_size", "cuda_graph_max_bs_decode")
-    if unknown_in(chunk, graph):
+    if unknown_in(chunk, graph) or chunk is None:
+        # (no chunked prefill size: the pipeline stopped early, `--model-path dummy`; sglang's
+        # own max() would fail on it, and nothing sizes the buffer then)
         return UNKNOWN
     return chunk if graph is None else max(chunk, graph)
 

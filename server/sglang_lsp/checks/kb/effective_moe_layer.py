@@ -95,7 +95,7 @@ def _nvfp4_runner(s: Any, runner: str) -> Any:
 def moe_layer_runner(r: Any) -> Any:
     """The runner the MoE layers build when it is one without an unfused path (FUSED_ONLY),
     None when they build a runner with one (or no MoeRunner), UNKNOWN when not modelled."""
-    s = r.pipeline()
+    s = r.finals()
     q, runner = _quant(s), s.final("moe_runner_backend")
     if unknown_in(q, runner):
         return UNKNOWN
@@ -128,7 +128,7 @@ def moe_layer_runner(r: Any) -> Any:
 
 def moe_runner_lacks_fused_kernel(r: Any) -> Any:
     """True when the MoE layers' runner has no fused kernel for the resolved all-to-all backend."""
-    s = r.pipeline()
+    s = r.finals()
     a2a, requested = s.final("moe_a2a_backend"), s.final("moe_runner_backend")
     if a2a == "none" and requested not in (UNKNOWN, "experimental_sgl_trtllm", "flashinfer_megamoe"):
         return False  # every runner a layer may then build has a fused kernel without all-to-all

@@ -117,12 +117,7 @@ class State:
 
     @property
     def gpu_memory_mib(self) -> Any:
-        gpu = self.r.ctx.gpu
-        if gpu is None:
-            return UNKNOWN
-        if gpu.memory_mib is None and gpu.vendor != "cpu":
-            return UNKNOWN  # a GPU known up to its memory ("A100 40GB": the profile without its size)
-        return gpu.memory_mib  # None on a CPU "GPU": sglang's probe finds no device memory
+        return self.r.gpu_memory_mib()
 
     @property
     def model_known(self) -> Any:
@@ -187,3 +182,15 @@ class State:
 
 def all_known(values: Iterable[Any]) -> bool:
     return not any(v is UNKNOWN for v in values)
+
+
+class FinalView(State):
+    """A launch's resolved fields read one at a time through its resolver
+    (``LaunchResolver.pipeline_final``: from the run a GPU shares with others when that run
+    knows the field, see effective.MemorylessRun), with :class:`State`'s readers of the
+    launch's model, GPU and environment. Never run itself: nothing is declared in it."""
+
+    __slots__ = ()
+
+    def final(self, name: str) -> Any:
+        return self.r.pipeline_final(name)

@@ -27,7 +27,7 @@ import operator
 from typing import Any, Callable
 
 from . import conditions
-from .effective import LaunchResolver
+from .effective import LaunchResolver, MemorylessRun
 from .messages import render, render_on_gpus, render_value, render_value_on_gpus
 from .rule import KbRule, kb_rules
 from .undecided import LaunchUndecided, explain
@@ -341,6 +341,7 @@ class _Over:
         self.dependent, self.fallback, self.rechecked = dependent, fallback, rechecked
         self.varying = varying  # the rules with an input in ``dependent``, when known
         self._resolvers: list[LaunchResolver | None] = [None] * len(candidates)
+        self._memoryless: list[MemorylessRun] = []  # shared by the GPUs each answers for
         self._inputs: list[dict[int, Any] | None] = [None] * len(candidates)
         self._outcomes: dict[int, Any] = {}
         self._everywhere: dict[int, bool] = {}
@@ -353,8 +354,21 @@ class _Over:
     def resolver(self, k: int) -> "LaunchResolver":
         r = self._resolvers[k]
         if r is None:
-            r = self._resolvers[k] = LaunchResolver(self.base.parsed, self.context(k), self.declared)
+            ctx = self.context(k)
+            r = self._resolvers[k] = LaunchResolver(self.base.parsed, ctx, self.declared)
+            r.memoryless = self._memoryless_run(ctx)
         return r
+
+    def _memoryless_run(self, ctx: Context) -> MemorylessRun | None:
+        """The launch's run with the memory unknown that answers for ``ctx``'s GPU: one already
+        made for another GPU when it does, else a new one (None when even that one cannot)."""
+        gpu = ctx.gpu
+        for run in self._memoryless:
+            if run.answers_for(gpu):
+                return run
+        run = MemorylessRun(self.base.parsed, ctx, self.declared)
+        self._memoryless.append(run)
+        return run if run.answers_for(gpu) else None
 
     def resolvers(self) -> list["LaunchResolver"]:
         return [self.resolver(k) for k in range(len(self.candidates))]
