@@ -490,6 +490,10 @@ EFFECTIVE: dict[str, Callable[["LaunchResolver"], Any]] = {
     # the flag (aliases renamed), a model's default (DeepSeek V3 on SM100) or the deterministic
     # fallback; null otherwise
     "attention_backend_early": lambda r: r.pipeline_noted("attention_backend_early"),
+    # the MoE runner, EP and TP sizes handle_moe_kernel_config checks (before the all-to-all
+    # backends set EP to TP; effective_moe.py:moe_kernel_config)
+    **{name: (lambda r, name=name: r.pipeline_noted(name))
+       for name in ("moe_kernel_runner", "moe_kernel_ep_size", "moe_kernel_tp_size")},
     # the `quantization` server argument (`effective.quantization` is the checkpoint's method
     # after ModelConfig's matching)
     "server_quantization": lambda r: r.pipeline_final("quantization"),

@@ -318,8 +318,14 @@ def moe_runner_fusion(s: State) -> None:
 
 
 def moe_kernel_config(s: State) -> None:
-    """moe_hook.py:handle_moe_kernel_config."""
+    """moe_hook.py:handle_moe_kernel_config. Its compatibility checks read the MoE runner after
+    the quantization's constraints and the expert-parallel and TP sizes before the all-to-all
+    backends widen EP to TP (handle_a2a_moe runs next): kept for the rules
+    (``effective.moe_kernel_runner`` / ``moe_kernel_ep_size`` / ``moe_kernel_tp_size``)."""
     moe_runner_quant_constraints(s)
+    s.memo["moe_kernel_runner"] = s["moe_runner_backend"]
+    s.memo["moe_kernel_ep_size"] = s["ep_size"]
+    s.memo["moe_kernel_tp_size"] = s["tp_size"]
     moe_runner_fusion(s)
 
 
