@@ -26,7 +26,7 @@ import pytest
 from sglang_lsp.base.document import Document
 from sglang_lsp.base.unknown import UNKNOWN
 from sglang_lsp.checks.kb import effective
-from sglang_lsp.checks.kb.effective import MEMORY_SIZED, LaunchResolver, MemorylessRun
+from sglang_lsp.checks.kb.effective import MEMORY_SIZED, NOTED_BEFORE_MEMORY, LaunchResolver, MemorylessRun
 from sglang_lsp.checks.kb.resolution import same_value, server_fields
 from sglang_lsp.cli.main import main
 from sglang_lsp.context.facts import PROFILES, Context
@@ -89,9 +89,10 @@ def test_a_memoryless_run_knows_only_what_every_profile_it_answers_for_has():
                 elif not same_value(mine, theirs):
                     wrong += 1
                     problems.append(f"{case['id']} on {gpu.name}: {name} {mine!r} without the memory, {theirs!r} with")
-            early = shared.resolver.pipeline().memo.get("attention_backend_early", UNKNOWN)
-            if early is not UNKNOWN and early != state.memo.get("attention_backend_early", UNKNOWN):
-                problems.append(f"{case['id']} on {gpu.name}: attention_backend_early differs")
+            for key in NOTED_BEFORE_MEMORY:
+                note = shared.resolver.pipeline().memo.get(key, UNKNOWN)
+                if note != state.memo.get(key, UNKNOWN):
+                    problems.append(f"{case['id']} on {gpu.name}: the note {key} differs")
     assert launches >= 200
     assert not problems, "\n".join(problems[:20])
     # the memory does size some fields of these launches: the test sees the case it guards

@@ -87,11 +87,12 @@ class LaunchResolver(conditions.Resolver):
 
     def pipeline_noted(self, key: str) -> Any:
         """What the pipeline noted under ``key`` on the way (``State.memo``; UNKNOWN when not
-        noted), from the shared run with the memory unknown when there is one: the notes read
-        by conditions are taken before anything is sized by the memory."""
+        noted), from the shared run with the memory unknown when there is one and the note is
+        one of NOTED_BEFORE_MEMORY."""
         shared = self.memoryless
-        state = shared.resolver.pipeline() if shared is not None and self._state is None else self.pipeline()
-        return state.memo.get(key, UNKNOWN)
+        if shared is not None and self._state is None and key in NOTED_BEFORE_MEMORY:
+            return shared.resolver.pipeline().memo.get(key, UNKNOWN)
+        return self.pipeline().memo.get(key, UNKNOWN)
 
     def finals(self) -> FinalView:
         """The launch's resolved fields, each read through :meth:`pipeline_final`."""
@@ -522,6 +523,12 @@ EFFECTIVE: dict[str, Callable[["LaunchResolver"], Any]] = {
 # four are the only fields known with the profile's memory and unknown without it
 # (tests/test_kb_memoryless.py holds that on a sample).
 MEMORY_SIZED = frozenset({"chunked_prefill_size", "mem_fraction_static", "cuda_graph_config", "torch_compile_max_bs"})
+
+
+# The pipeline's notes (State.memo) that conditions read, all taken from fields no memory sizes:
+# the shared run's note is each profile's (tests/test_kb_memoryless.py)
+NOTED_BEFORE_MEMORY = frozenset({"attention_backend_early", "moe_kernel_runner", "moe_kernel_ep_size",
+                                 "moe_kernel_tp_size"})
 
 
 class _FactsRead(dict):
