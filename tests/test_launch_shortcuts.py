@@ -123,6 +123,45 @@ def test_rules_fire_as_if_every_condition_were_evaluated(gpu, monkeypatch):
     assert compared > 500
 
 
+def _findings_and_undecided(files, gpu) -> list:
+    out = []
+    for path in files:
+        text = decode(path.read_bytes())
+        result = check_document(Document(text, str(path), detect_language(str(path), text) or "shell"), Options(gpu=gpu))
+        out.append(([(f.code, f.message, f.span) for f in result.findings],
+                    sorted(tuple((c.code, c.causes) for c in u.checks()) for u in result.undecided.values())))
+    return out
+
+
+@pytest.mark.parametrize("gpu", [None, "H100"])
+def test_the_first_launch_of_a_context_is_told_as_a_later_one(gpu, monkeypatch):
+    """The first launch of a context is evaluated rule by rule; later ones against the launch
+    giving no flag in that context (built for the second). Findings and undecided checks are
+    the same either way: every launch rule by rule, every launch against the base."""
+    files = [p for p in FILES if p.suffix == ".sh"][::3]
+    assert len(files) > 150
+    plan_of = kb_evaluate._Plan._unset_for
+    mixed = _findings_and_undecided(files, gpu)  # (each context's first launch rule by rule)
+    assert any(undecided for _, undecided in mixed)
+    monkeypatch.setattr(kb_evaluate._Plan, "_unset_for", lambda self, *a, **k: None)
+    one_by_one = _findings_and_undecided(files, gpu)
+    seen_key = []
+
+    def always_base(self, resolver, version, ctx, declared, kind, candidates):
+        hit = plan_of(self, resolver, version, ctx, declared, kind, candidates)
+        if hit is None:  # a first launch: build the base now, as for a second one
+            hit = plan_of(self, resolver, version, ctx, declared, kind, candidates)
+            seen_key.append(hit is not None)
+        return hit
+
+    monkeypatch.setattr(kb_evaluate._Plan, "_unset_for", always_base)
+    kb_evaluate._PLANS.clear()
+    against_base = _findings_and_undecided(files, gpu)
+    assert seen_key and all(seen_key)
+    assert one_by_one == mixed
+    assert against_base == mixed
+
+
 # --- argv: a value that passed every check of its flag is not converted again ----------------
 
 VALUED = [o for o in CAT.options if o.option_strings and o.option_strings[0].startswith("--") and o.nargs is None

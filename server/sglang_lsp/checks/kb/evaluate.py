@@ -176,6 +176,11 @@ class _Plan:
         on_gpu = {i for i, _ in self.gpu_slots} | set(self.effective_slots)
         self.varying = tuple(tuple((k, i) for k, i in enumerate(slots) if i in on_gpu) for slots in self.slots)
         self._unset: dict[tuple, _Unset] = {}
+        # contexts of which one launch was evaluated rule by rule: the base launch of a context
+        # (_Unset: the launch giving no flag, resolved on every GPU it may run on) is built for its
+        # second launch. A process that checks one launch (`sglang-lsp check run.sh`) does not pay
+        # for a base that only later launches use (a third of a cold one-file check)
+        self._seen_once: set[tuple] = set()
         self._on_profile: dict[int, tuple[GpuProfile, dict[int, Any]]] = {}
         self._context_parts: dict[int, tuple[conditions.Condition, ...]] = {}
 
@@ -299,6 +304,11 @@ class _Plan:
         if frozen_declared is _UNHASHABLE:
             return None
         if hit is None or not hit.same_objects(parsed.catalog, ctx):
+            if key not in self._seen_once:
+                if len(self._seen_once) >= _UNSET_MAX:
+                    self._seen_once.clear()
+                self._seen_once.add(key)
+                return None  # the first launch of this context: every rule evaluated on it
             if len(self._unset) >= _UNSET_MAX:
                 self._unset.clear()
             hit = self._unset[key] = _Unset(self, parsed, version, ctx, declared, candidates)
