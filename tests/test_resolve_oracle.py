@@ -14,7 +14,7 @@ as a one-line launch with its GPU and checkpoint, resolved, and compared with sg
 The sets: ``g1301``/``g1401`` (``gen_cases.py``), ``w2101``/``w2201`` (``gen_cases2.py``, the
 independent generator) and ``clusters21`` (grids around issue 21's clusters). ``g1401`` and
 ``w2201`` were generated and labelled after the model was written (fresh seeds, held out); so were
-``w2301``, ``g1501``, ``w2401`` and ``w2501``, later (see tests/test_kb_oracle.py).
+``w2301``, ``g1501``, ``w2401``, ``w2501``, ``w2601`` and ``g1601``, later (see tests/test_kb_oracle.py).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tools" / "oracle"))
 
 import score_resolve  # noqa: E402
 
-SETS = ("g1301", "g1401", "w2101", "w2201", "clusters21", "w2301", "g1501", "w2401", "w2501")
+SETS = ("g1301", "g1401", "w2101", "w2201", "clusters21", "w2301", "g1501", "w2401", "w2501", "w2601", "g1601")
 PINS = json.loads((DATA / "resolve_field_scores.json").read_text(encoding="utf-8"))
 
 
