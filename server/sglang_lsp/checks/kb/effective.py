@@ -558,10 +558,10 @@ class MemorylessRun:
     input gives an unknown choice), so a field this run knows is the field on each profile it
     answers for; only the fields sized by the memory (chunked prefill, CUDA-graph batch sizes,
     the static memory fraction …) need the profile's own run. With the GPU unknown, a launch is
-    settled on up to 14 profiles; the runs that read only the vendor and the architecture
-    probes are then one per class of GPUs instead of one per profile. (Checked on 3,600 labelled
+    settled on the 13 GPU profiles; the runs that read only the vendor and the architecture
+    probes are then one per class of GPUs instead of one per profile. (Checked on 4,000 labelled
     launches × 14 profiles: no field known here differs from the profile's own run;
-    tests/test_kb_memoryless.py.)"""
+    tests/test_kb_memoryless.py holds it on a sample.)"""
 
     __slots__ = ("resolver", "_facts", "_read")
 
