@@ -195,3 +195,43 @@ def test_ctrl_c_stops_the_workers_and_exits_130(tmp_path):
     assert proc.returncode == 130, err
     assert b"Traceback" not in err
     assert not [pid for pid in workers if _alive(pid)]
+
+
+def _sleep_on_block(item: str) -> str:
+    if item == "block":
+        import time
+
+        time.sleep(3600)
+    return item
+
+
+@pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(), reason="needs fork")
+def test_a_pool_that_does_not_stop_has_its_workers_killed(monkeypatch):
+    """Stopping mid-run (here the consumer closes the results early; Ctrl-C takes the same path)
+    must end the workers even when ``Pool.terminate()`` hangs, as CPython's can (issues 73945,
+    78178): after STOP_GRACE the workers are killed and reaped."""
+    import multiprocessing
+    import multiprocessing.pool
+    import threading
+
+    released = threading.Event()
+    real_terminate = multiprocessing.pool.Pool.terminate
+
+    def stuck_terminate(self):
+        released.wait()  # hangs until the test is done, then stops the pool for real
+        real_terminate(self)
+
+    monkeypatch.setattr(multiprocessing.pool.Pool, "terminate", stuck_terminate)
+    monkeypatch.setattr(parallel, "STOP_GRACE", 0.2)
+    results = parallel.map_in_order(_sleep_on_block, ["a", "b", "block", "c"], jobs=2, start_method="fork")
+    try:
+        assert [next(results), next(results)] == ["a", "b"]  # one worker now sleeps on "block"
+        workers = multiprocessing.active_children()
+        assert len(workers) == 2
+        closer = threading.Thread(target=results.close, daemon=True)
+        closer.start()
+        closer.join(60)  # (a guard against hanging the suite, not a measurement)
+        assert not closer.is_alive(), "the stop waited for the pool's terminate()"
+        assert not [p for p in workers if p.is_alive()]
+    finally:
+        released.set()

@@ -10,7 +10,8 @@ Workers are forked where the platform can (the catalog, rules and compiled queri
 in this process are then shared, see :func:`warm_checker`), else spawned (each loads them
 itself; the callable and the items must then pickle). A worker ignores SIGINT: Ctrl-C reaches
 this process, which terminates and reaps the workers before ``KeyboardInterrupt`` goes on
-(``main`` exits with 130).
+(``main`` exits with 130); if the pool does not stop within :data:`STOP_GRACE` seconds, its
+workers are killed (:func:`stop_pool`).
 
 How many workers: :func:`job_count`. A pool costs a fork per worker and a pickled result per
 file; below :data:`FILES_PER_WORKER` files per worker it does not pay (bench/bench_jobs.py
@@ -166,14 +167,47 @@ def map_in_order(work: Callable[[Item], Out], items: Iterable[Item], jobs: int =
     # a few chunks per worker: large enough that handing them over is cheap, small enough that
     # one slow file does not leave the other workers idle at the end
     chunk = max(1, min(16, len(items) // (jobs * 4)))
+    others = set(multiprocessing.active_children())
     pool = context.Pool(jobs, initializer=_start_worker, initargs=(None if method == "fork" else work,))
+    workers = [p for p in multiprocessing.active_children() if p not in others]
+    finished = False
     try:
         for captured in pool.imap(_run_captured, items, chunksize=chunk):
             yield _replay(captured)
         pool.close()
+        finished = True
     finally:
-        pool.terminate()  # (after close(): the workers have exited; on Ctrl-C or an error: stop them)
-        pool.join()
+        if finished:  # the workers have exited
+            pool.terminate()
+            pool.join()
+        else:  # Ctrl-C, an error, or a consumer that stopped early: stop them mid-run
+            stop_pool(pool, workers)
         if method == "fork":
             _work = None
             gc.unfreeze()
+
+
+STOP_GRACE = 5.0  # seconds Pool.terminate() gets before the workers are killed
+
+
+def stop_pool(pool: Any, workers: list) -> None:
+    """Stop ``pool`` mid-run, never waiting forever. ``Pool.terminate()`` can hang when a worker
+    is busy or waiting for a task at that moment (CPython issues 73945 and 78178, open; seen once
+    in CI on a Ctrl-C: the command never exited). It runs in a helper thread; if it has not
+    finished within :data:`STOP_GRACE` seconds, the pool's ``workers`` are killed and reaped, and
+    the helper is left behind (a daemon thread: the command exits anyway)."""
+    import threading
+
+    def terminate() -> None:
+        pool.terminate()
+        pool.join()
+
+    helper = threading.Thread(target=terminate, name="sglang-lsp-stop-pool", daemon=True)
+    helper.start()
+    helper.join(STOP_GRACE)
+    if helper.is_alive():
+        for p in workers:
+            if p.is_alive():
+                p.kill()
+        for p in workers:
+            p.join(STOP_GRACE)
