@@ -31,7 +31,7 @@ What one document reads of another, and what makes an edit a full check here:
   that changes the names of the Services in the changed documents;
 * an anchor or an alias in the changed text (an alias reads the closest anchor before it, in any
   document);
-* compose ``services:`` (bind mounts, one document), templates (``{{ … }}``, masked before
+* compose ``services:`` (by service: :mod:`.yaml_compose`), templates (``{{ … }}``, masked before
   parsing), ``sglang-lsp:`` comments (directives, suppressions), merge-conflict markers, a tree
   with syntax errors (before or after the edit; also one read through PyYAML's view, see
   :mod:`sglang_lsp.extract.yaml.consumer`), a ``--config`` file read from disk, an internal
@@ -66,6 +66,7 @@ from ..check import (Options, Result, catalog_named, check_config, check_invocat
                      yaml_scan_findings)
 from ...base.findings import Finding, Span
 from .common import Recheck, Shifter, Straddles, common_ends, touching
+from .yaml_compose import ComposeState, compose_state, recheck_compose
 from ...base.invocation import CharRun, Invocation, Word
 from ...context.precedence import Value
 from ...extract.yaml.scan import extract_yaml_part, service_names
@@ -110,7 +111,7 @@ def recheck_yaml(doc: Document, options: Options, previous: Result | None, state
     ``previous`` (the result of an earlier version of the same document, with the same options)
     where that is safe. ``old_tree``: the previous tree edited to ``doc``'s text. ``full=False``:
     ``None`` where a check from scratch would be needed (see :func:`sglang_lsp.engine.incremental.recheck`)."""
-    if previous is not None and isinstance(state, YamlState) and old_tree is not None:
+    if previous is not None and isinstance(state, (YamlState, ComposeState)) and old_tree is not None:
         try:
             done = _recheck(doc, options, previous, state, old_tree)
         except Exception:  # pragma: no cover - defensive: the full check is always right
@@ -130,9 +131,10 @@ def _state_of(result: Result) -> YamlState | None:
     doc = result.document
     ex = doc.derived.get("yaml_extractor")
     if ex is None or result.errors or result.documents or ex.templates \
-            or ex.tree.root_node.has_error or ex.consumer is not None or any(m in doc.data for m in _WHOLE_FILE) \
-            or _compose(doc.data):
+            or ex.tree.root_node.has_error or ex.consumer is not None or any(m in doc.data for m in _WHOLE_FILE):
         return None
+    if _compose(doc.data):
+        return compose_state(result, ex)  # service by service (see .yaml_compose)
     held = _held_configs(result, ex)
     if held is None:
         return None
@@ -329,6 +331,8 @@ def _recheck(doc: Document, options: Options, previous: Result, state: YamlState
     tree = queries.parser("yaml").parse(new, old_tree)
     if tree.root_node.has_error:
         return None
+    if isinstance(state, ComposeState):
+        return recheck_compose(doc, options, previous, state, old_tree, tree, prefix, suffix)
     delta = len(new) - len(old)
     stretch = _documents(previous.tree.root_node, tree.root_node, prefix, len(old) - suffix, len(new) - suffix, delta)
     if stretch is None:

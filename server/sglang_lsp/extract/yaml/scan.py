@@ -135,6 +135,47 @@ def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: t
     return ex.scan, containers
 
 
+def extract_compose_service(doc: Document, base_dir: str | None, cat: Catalog, tree: ts.Tree,
+                            service: ts.Node) -> YamlScan | None:
+    """The launches and YAML problems of one Compose service, read as :func:`extract_yaml` reads
+    them in the whole file: the language server's incremental re-check
+    (:mod:`sglang_lsp.engine.incremental.yaml_compose`) extracts an edited service again this way.
+    ``service``: the service's entry (a pair of the top-level ``services:`` mapping) in ``tree``,
+    the tree of the whole file (a file without templates, whose tree is that of its text).
+    ``None`` when a scan of the whole file would read the service's bytes otherwise than as one
+    service read on its own: a container key in it (a scan reads containers before services), an
+    entry that is no service to the scan (not a mapping), or a launch in a string of the service
+    that is not its command (a scan reads those after every service). ``--config`` paths are
+    resolved against this service's bind mounts only, ConfigMap configs are not looked at, and
+    no syntax problems are reported: the caller re-checks such files from scratch."""
+    ex = _Extractor(doc, base_dir, cat, tree)
+    doc.derived["yaml_extractor"] = ex
+    data = ex.data
+    start, end = service.start_byte, service.end_byte
+    if container_keys(data, data.rfind(b"\n", 0, start) + 1, end):  # (from the service's own line)
+        return None
+    key, value = service.child_by_field_name("key"), service.child_by_field_name("value")
+    mapping = next((c for c in value.named_children if c.type == "block_mapping"), None) \
+        if value is not None and value.type == "block_node" else None
+    if key is None or key.type != "flow_node" or mapping is None:
+        return None  # (what compose_services.scm captures as a service)
+    ex.service(mapping)
+    found = len(ex.scan.invocations)
+    texts = [m for m in _LAUNCH_BYTES.finditer(data, start, end) if not ex.is_consumed_range(*m.span())]
+    for node in ex.query_at(texts, SCALAR_TYPES, "embedded_shell", "script", skip=ex.is_consumed):
+        ex.embedded(node)
+    if len(ex.scan.invocations) != found:
+        return None
+    ex._finish()
+    return ex.scan
+
+
+def container_keys(data: bytes, start: int = 0, end: int | None = None) -> bool:
+    """Whether a line that starts in ``[start, end)`` of a YAML file holds a key a scan reads
+    containers at (``containers:``, ``runner:`` …; see :func:`extract_yaml`)."""
+    return bool(line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, data, start, end))
+
+
 def service_names(doc: Document, tree: ts.Tree, start: int, end: int) -> set[str]:
     """The names of the Services defined in the documents in ``[start, end)`` of a file without
     templates (``tree``: its tree), as a container's ``$(X_PORT)`` reads them: the language
