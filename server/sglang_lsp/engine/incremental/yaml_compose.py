@@ -7,9 +7,10 @@ launches checked. :mod:`.yaml` hands a Compose file here (its hooks in ``_state_
 new text, and whenever that cannot be shown, the file is checked from scratch (``None``).
 
 The unit is a service: an entry of the top-level ``services:`` mapping of a file that is one
-YAML document, from the start of its key's line to its end. The edit must lie inside one entry,
-before and after it (the same entry of as many, its neighbours unchanged, the tree's re-parse
-changing nothing outside it).
+YAML document, from the start of its key's line to the start of the next entry (the last one: to
+its end). The edit must lie inside one entry, before and after it (the same entry of as many,
+its neighbours unchanged, the tree's re-parse changing nothing outside it). An edit that leaves
+the text as it was keeps the previous result.
 
 Why what a check finds in one service depends on it alone, or on what is guarded here:
 
@@ -44,14 +45,15 @@ Why what a check finds in one service depends on it alone, or on what is guarded
   deployment checks' own) is by range, a service's findings never meet another's.
 * **The deployment checks** (:mod:`sglang_lsp.checks.deployment`) read a launch's placement — its
   service (image, GPU reservation, ``ports``, ``ipc``/``shm_size``, ``environment`` and the
-  ``$VAR`` of its command: :meth:`~sglang_lsp.context.yaml_placement.YamlView._compose`) — and
+  ``$VAR`` of its command: the Compose placement of :mod:`sglang_lsp.context.yaml_placement`) — and
   compare launches only within a container (a service has none), a multi-node group (none in
   Compose) or an image range (inside the service, see above). SGL060 reads the ``.env`` file next
   to the Compose file: it is read again for the edited service (as a full check would) and kept as
   read for the others, like a model's ``config.json``; a ``.env`` refused (SGL071, placed on the
   first interpolation of the file) is checked from scratch. Nothing reads ``depends_on``,
-  ``env_file``, ``extends``, ``networks`` or the top-level ``volumes:``; ports are compared within
-  a service only.
+  ``env_file``, ``extends``, ``networks``, ``links`` or the top-level ``volumes:``, nor a
+  service's name (``network_mode``/``ipc: service:x`` only says that the service shares another's);
+  ports are compared within a service only.
 * **Context values** inferred for a launch (its image's release, its GPUs) are scoped to the
   launch; ``sglang-lsp:`` comments, templates and syntax errors are never re-checked here
   (:mod:`.yaml` decides that before).
