@@ -265,3 +265,24 @@ def test_dot_env_next_to_the_file(tmp_path):
         refused = recheck(Document(COMPOSE, str(path), "yaml"), options, None, None)
         assert "SGL071" in [f.code for f in refused.result.findings]
         assert not isinstance(refused.state, ComposeState)
+
+
+@pytest.mark.parametrize("old, new", [
+    ('    depends_on: [llama, qwen]\n', ''),  # the last line of a service
+    ('              device_ids: ["0", "1", "2"]\n', ''),  # the last line of the last service
+    ('              device_ids: ["0", "1", "2"]\n', '              device_ids: ["0", "1", "2"]\n  # c\n'),
+])
+def test_the_line_break_after_a_service_belongs_to_it(old, new):
+    """Deleting a service's last line (its line break, up to the next service or top-level key)
+    is an edit of that service."""
+    first, second = _replace(COMPOSE, old, new)
+    assert second.incremental
+
+
+def test_what_follows_the_last_service_is_checked_from_scratch():
+    """Text typed after the last service, outside ``services:`` (a top-level key, which may hold
+    containers or launches read before or after every service): from scratch."""
+    for new in ("x-tail: {containers: [{command: [python3, -m, sglang.launch_server]}]}\n",
+                "x-run: python -m sglang.launch_server --tp 2\n"):
+        first, second = _replace(COMPOSE, "volumes:\n", new + "volumes:\n")
+        assert not second.incremental

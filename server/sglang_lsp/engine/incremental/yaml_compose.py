@@ -7,10 +7,11 @@ launches checked. :mod:`.yaml` hands a Compose file here (its hooks in ``_state_
 new text, and whenever that cannot be shown, the file is checked from scratch (``None``).
 
 The unit is a service: an entry of the top-level ``services:`` mapping of a file that is one
-YAML document, from the start of its key's line to the start of the next entry (the last one: to
-its end). The edit must lie inside one entry, before and after it (the same entry of as many,
-its neighbours unchanged, the tree's re-parse changing nothing outside it). An edit that leaves
-the text as it was keeps the previous result.
+YAML document, from the start of its key's line to the start of the next entry (the last one: of
+the next top-level key, or the end of the file; only blank lines and comments after it). The
+edit must lie inside one entry, before and after it (the same entry of as many, its neighbours
+unchanged, the tree's re-parse changing nothing outside it). An edit that leaves the text as it
+was keeps the previous result.
 
 Why what a check finds in one service depends on it alone, or on what is guarded here:
 
@@ -282,8 +283,9 @@ def service_entry(old_root: Any, new_root: Any, old: bytes, new: bytes, change: 
     ``(start, old stop, new stop, its new node)``, from the start of the line of its key (only
     indentation before it) to the start of the next entry (the line break and the indentation
     after the last line of the service: deleting that line is an edit of the service; the next
-    entry's node is the same, moved) or, for the last one, its end; ``None`` when the change is
-    not inside one entry in both texts, or the entries around it are not the same."""
+    entry's node is the same, moved) or, for the last one, of the next top-level key (or the end
+    of the file), with only blank lines and comments between; ``None`` when the change is not
+    inside one entry in both texts, or the entries around it are not the same."""
     prefix, old_end, new_end = change
     found = []
     for root, data, end in ((old_root, old, old_end), (new_root, new, new_end)):
@@ -300,15 +302,15 @@ def service_entry(old_root: Any, new_root: Any, old: bytes, new: bytes, change: 
         if lo == 0:
             return None
         item = services.named_child(lo - 1)
-        stop = services.named_child(lo).start_byte if lo < services.named_child_count else None
-        if item.type != "block_mapping_pair" or end > (item.end_byte if stop is None else stop):
+        stop = services.named_child(lo).start_byte if lo < services.named_child_count else _after(services, data)
+        if item.type != "block_mapping_pair" or end > stop or not _blank(data, item.end_byte, stop):
             return None
         found.append((services, lo - 1, item, stop))
     (o_map, ok, o_item, o_next), (n_map, nk, n_item, n_next) = found
     delta = len(new) - len(old)
     if ok != nk or o_map.named_child_count != n_map.named_child_count or o_item.start_byte != n_item.start_byte \
             or o_item.end_byte + delta != n_item.end_byte or o_map.end_byte + delta != n_map.end_byte \
-            or (o_next is None) != (n_next is None) or (o_next is not None and o_next + delta != n_next):
+            or o_next + delta != n_next:
         return None
     for k in (ok - 1, ok + 1):  # the neighbours are the same (the rest: changed_ranges, see the caller)
         if 0 <= k < o_map.named_child_count:
@@ -319,7 +321,20 @@ def service_entry(old_root: Any, new_root: Any, old: bytes, new: bytes, change: 
     line = _line_start(old, o_item)
     if line is None:
         return None
-    return line, o_item.end_byte if o_next is None else o_next, n_item.end_byte if n_next is None else n_next, n_item
+    return line, o_next, n_next, n_item
+
+
+def _after(services: Any, data: bytes) -> int:
+    """Where the top-level key after ``services:`` starts (the end of the file: none)."""
+    pair = services.parent.parent  # (block_node, then the pair of `services:`)
+    after = pair.next_named_sibling
+    return len(data) if after is None else after.start_byte
+
+
+def _blank(data: bytes, start: int, stop: int) -> bool:
+    """Whether ``data[start:stop]`` holds only blank lines and comments."""
+    gap = data[start:stop]
+    return not gap.strip() or all(not line.strip() or line.lstrip().startswith(b"#") for line in gap.split(b"\n"))
 
 
 def _line_start(data: bytes, node: Any) -> int | None:
