@@ -158,7 +158,9 @@ def services_mapping(root: Any, data: bytes) -> Any:
             if found is not None:
                 return None  # two `services:` keys
             found = pair
-    return _block_mapping(found.child_by_field_name("value")) if found is not None else None
+    if found is None or data.rfind(b"\n", 0, found.start_byte) + 1 != found.start_byte:
+        return None  # (a scan reads services at a `services:` key that starts its line)
+    return _block_mapping(found.child_by_field_name("value"))
 
 
 def _block_mapping(node: Any) -> Any:
