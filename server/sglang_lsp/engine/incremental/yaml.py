@@ -391,7 +391,7 @@ def _in_container(doc: Document, options: Options, previous: Result, state: Yaml
         reused = _reused(previous, state, shifter)
         if reused is None:
             return None
-        move_before(reused, shifter)  # (a pod's fields after its containers, read by those before)
+        move_before(edit, reused, shifter)  # (a pod's fields after its containers, read by those before)
     except Straddles:
         return None
     done = _assemble(doc, options, tree, start, n_stop, reused, edit.new)

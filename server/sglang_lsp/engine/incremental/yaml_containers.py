@@ -48,8 +48,9 @@ What a container's launches read outside the container, and why the others are s
   ``--dist-init-addr`` agreeing, node ranks, a group's size) only take launches whose placement
   has a group (a LeaderWorkerSet, a StatefulSet's pods, an RBG role, an OME or KServe runtime …;
   the groups of scripts are not in YAML files); a pod's containers share its group. So when the
-  edited container runs in no group, before and after the edit (:func:`_grouped`: the placement
-  of the container itself, and of each of its launches), those findings are the previous ones;
+  edited container runs in no group, before and after the edit (:func:`_grouped`, as placements
+  read it: its launches are placed in it, the outermost container around them), those findings
+  are the previous ones;
   otherwise the whole document is re-checked. (A group is also where one container reads
   another: an RBG template's container takes its role from the patch container of its name,
   which has no launch of its own.) Compose files are never re-checked incrementally;
@@ -64,13 +65,13 @@ What a container's launches read outside the container, and why the others are s
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
 from ..check import Result
 from ...base.document import Document
 from ...base.invocation import CharRun
-from ...context.inference import placement
 from ...context.yaml_placement import yaml_view
 
 # keys that make a launch or a container of what lies below them: the narrowing takes the
@@ -88,10 +89,11 @@ class ContainerEdit:
     old_stop)`` of the previous text, ``[start, new_stop)`` of the new one, and its mapping in
     each tree (:func:`one_container` finds it)."""
 
-    __slots__ = ("start", "old_stop", "new_stop", "old", "new")
+    __slots__ = ("start", "old_stop", "new_stop", "old", "new", "unit")
 
-    def __init__(self, start: int, old_stop: int, new_stop: int, old: Any, new: Any):
+    def __init__(self, start: int, old_stop: int, new_stop: int, old: Any, new: Any, unit: int):
         self.start, self.old_stop, self.new_stop, self.old, self.new = start, old_stop, new_stop, old, new
+        self.unit = unit  # where the document (or the List item) holding the container starts
 
     def separable(self, previous: Result, changed: list[Any]) -> bool:
         """Whether the previous check's launches of the container can be replaced alone: the
@@ -101,14 +103,14 @@ class ContainerEdit:
         if any(r.start_byte < start or r.end_byte > self.new_stop for r in changed):
             return False
         inside = [inv for inv in previous.invocations if start <= inv.span.start and inv.span.end <= stop]
-        return _words_within(inside, start, stop) and not _grouped(previous.document, self.old, inside)
+        return _words_within(inside, start, stop) and not _grouped(previous.document, self.old)
 
     def still_separable(self, doc: Document, result: Result) -> bool:
         """The same for the container's launches in the new text (``result``: the re-check
         joined from them and the reused ones)."""
         start, stop = self.start, self.new_stop
         made = [inv for inv in result.invocations if start <= inv.span.start and inv.span.end <= stop]
-        return _words_within(made, start, stop) and not _grouped(doc, self.new, made)
+        return _words_within(made, start, stop) and not _grouped(doc, self.new)
 
 
 def forget_extraction(doc: Document) -> None:
@@ -118,21 +120,23 @@ def forget_extraction(doc: Document) -> None:
     doc.derived.pop("yaml_view", None)
 
 
-def move_before(reused: Any, shifter: Any) -> None:
-    """The findings and context values of the launches before the container (``reused``: what
-    the YAML re-check reuses, its ``findings``, ``invocations``, ``launch_findings`` and ``values``
-    before and after the change), with what they point to after it moved (a pod's fields after
-    its ``containers:``), in place; raises :class:`~sglang_lsp.engine.incremental.common.Straddles`
-    for one pointing into the container (``shifter``: the re-check's YamlShifter)."""
-    finding, value = shifter.finding, shifter.value
+def move_before(edit: ContainerEdit, reused: Any, shifter: Any) -> None:
+    """The findings and context values of the launches before the container in its document (or
+    List item), with what they point to after it moved (a pod's fields after its
+    ``containers:``), in place (``reused``: what the YAML re-check reuses, its ``findings``,
+    ``invocations``, ``launch_findings`` and ``values`` before and after the change; ``shifter``:
+    its YamlShifter); raises :class:`~sglang_lsp.engine.incremental.common.Straddles` for one
+    pointing into the container. (Those of other documents read nothing of this one.)"""
+    finding, value, lo = shifter.finding, shifter.value, edit.unit
     before = reused.findings[0]
-    before[:] = [finding(f) for f in before]
+    k = bisect.bisect_left([f.span.start for f in before], lo)  # (sorted by position, as a full check's)
+    before[k:] = [finding(f) for f in before[k:]]
     for inv in reused.invocations[0]:
         own = reused.launch_findings.get(id(inv))
-        if own:
+        if own and inv.span.start >= lo:
             reused.launch_findings[id(inv)] = [finding(f) for f in own]
     values = reused.values[0]
-    values[:] = [value(v) for v in values]
+    values[:] = [value(v) if v.scope.start >= lo else v for v in values]
 
 
 def _words_within(launches: list[Any], start: int, stop: int) -> bool:
@@ -157,21 +161,15 @@ def _words_within(launches: list[Any], start: int, stop: int) -> bool:
     return True
 
 
-def _grouped(doc: Document, container: Any, launches: list[Any]) -> bool:
-    """Whether the container (its mapping in ``doc``'s tree) or one of its ``launches`` runs in a
-    group of pods, whose launches the deployment checks compare with each other (and whose
-    containers may read each other: an RBG template's container takes the role of the patch
-    container of its name), or the container is not placed as one (then the same answer)."""
+def _grouped(doc: Document, container: Any) -> bool:
+    """Whether the container (its mapping in ``doc``'s tree) runs in a group of pods, whose
+    launches the deployment checks compare with each other (and whose containers may read each
+    other: an RBG template's container takes the role of the patch container of its name), or is
+    not placed as one container (then the same answer). Its launches are placed in it (the
+    outermost container around them), so in its group."""
     pair = next((c for c in container.named_children if c.type == "block_mapping_pair"), None)
-    where = yaml_view(doc).placement(pair.start_byte) if pair is not None else None
-    if where is None or where.kind != "kubernetes" or where.container != container.start_byte \
-            or where.group is not None:
-        return True
-    for inv in launches:
-        where = placement(doc, inv)
-        if where is not None and where.group is not None:
-            return True
-    return False
+    found = yaml_view(doc).container_group(pair.start_byte) if pair is not None else None
+    return found is None or found[0] != container.start_byte or found[1] is not None
 
 
 def one_container(old_root: Any, new_root: Any, old: bytes, new: bytes, stretch: tuple[int, int, int],
@@ -206,7 +204,7 @@ def one_container(old_root: Any, new_root: Any, old: bytes, new: bytes, stretch:
     if old[line:o_item.start_byte].strip(b" ") or line < start or o_item.end_byte > o_stop \
             or n_item.end_byte > n_stop:
         return None
-    return ContainerEdit(line, o_item.end_byte, n_item.end_byte, o_container, container)
+    return ContainerEdit(line, o_item.end_byte, n_item.end_byte, o_container, container, start)
 
 
 def _container_around(root: Any, data: bytes, a: int, b: int) -> tuple[Any, Any, int, Any, Any] | None:
