@@ -311,7 +311,7 @@ def test_one_container_narrows_only_inside_one_container():
     edit = narrow(at)
     start, stop, container = edit.start, edit.old_stop, edit.new
     assert text[start:stop].lstrip().startswith(b"- name: a\n") and container.start_byte == text.index(b"name: a")
-    assert narrow(text.index(b"name: warm")) is not None  # an init container
+    assert narrow(text.index(b"name: warm")) is None  # the one init container: its document is re-checked
     assert narrow(text.index(b"sglang.launch_server, --model-path, m, --tp-size")) is not None  # in a holder in it
     assert narrow(text.index(b"nodeSelector")) is None  # the pod's own fields
     assert narrow(text.index(b"- name: a")) is None  # the item's `-`: not inside the container's mapping

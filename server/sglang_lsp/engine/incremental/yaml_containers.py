@@ -8,9 +8,10 @@ container moved by the length change. The result is always that of
 the YAML re-check (``_in_container`` in :mod:`.yaml`, with the helpers here) re-checks the whole
 document instead.
 
-The unit: the mapping of one item of a block ``containers:`` / ``initContainers:`` list whose key
-a whole-file scan finds (:meth:`~sglang_lsp.extract.yaml.scan._Extractor.scanned_container`), from
-the start of the item's line to the item's end. On the way down to that list there is no key that
+The unit: the mapping of one item of a block ``containers:`` / ``initContainers:`` list of two or
+more (with one, re-checking the document costs as much) whose key a whole-file scan finds
+(:meth:`~sglang_lsp.extract.yaml.scan._Extractor.scanned_container`), from the start of the item's
+line to the item's end. On the way down to that list there is no key that
 makes a launch or a container of what lies below it (:data:`_ENCLOSING`: an outer container,
 ``command``/``args``, an ``env`` …), and no mapping with a ``command`` key (an object that may hold
 a launch: a scan reads it before the containers inside it, wherever its ``command`` is written, so
@@ -248,6 +249,8 @@ def _item_around(pair: Any, a: int, b: int) -> tuple[Any, Any, int, Any, Any] | 
             or value.named_child(0).type != "block_sequence":
         return None
     seq = value.named_child(0)
+    if seq.named_child_count < 2:
+        return None  # one container: re-checking its document costs as much
     lo, hi = 0, seq.named_child_count
     while lo < hi:  # the first item that ends at or after a
         mid = (lo + hi) // 2
