@@ -73,7 +73,6 @@ from typing import Any
 from ..check import Result
 from ...base.document import Document
 from ...base.invocation import CharRun
-from ...context.yaml_placement import yaml_view
 
 # keys that make a launch or a container of what lies below them: the narrowing takes the
 # outermost container (one of _LISTS) and refuses to look below any of the others
@@ -168,6 +167,8 @@ def _grouped(doc: Document, container: Any) -> bool:
     other: an RBG template's container takes the role of the patch container of its name), or is
     not placed as one container (then the same answer). Its launches are placed in it (the
     outermost container around them), so in its group."""
+    from ...context.yaml_placement import yaml_view  # (as context.inference does: YAML only)
+
     pair = next((c for c in container.named_children if c.type == "block_mapping_pair"), None)
     found = yaml_view(doc).container_group(pair.start_byte) if pair is not None else None
     return found is None or found[0] != container.start_byte or found[1] is not None
