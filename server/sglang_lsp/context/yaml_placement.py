@@ -205,19 +205,45 @@ class YamlView:
                     out.labels.append((k, [val], "nodeSelector"))
         if "affinity" in pod:
             out.labels += self._affinity(pod["affinity"])
+        out.group, out.role, out.group_size = self._group(chain, i, container)
+        return out
+
+    def _group(self, chain: list[tuple[str, Any]], i: int, container: Any
+               ) -> tuple[tuple[str, int] | None, str | None, FileScalar | None]:
+        """The group of pods a container runs in (its ``chain[i]`` the key holding it): the
+        group's identity, the container's role and the group's size (see :class:`Placement`)."""
         group = self.ex.group_of(container, chain[: i + 1])
         if group is not None:  # a LeaderWorkerSet, an RBG role, an OME runtime … (see extract.yaml.operators)
-            out.group, out.role = (group.kind, group.start), group.role
-            if group.size is not None and group.size_span is not None:
-                out.group_size = FileScalar(group.size, group.size_span)
-        elif [k for k, _ in chain[:2]] == ["spec", "template"]:
+            size = FileScalar(group.size, group.size_span) \
+                if group.size is not None and group.size_span is not None else None
+            return (group.kind, group.start), group.role, size
+        if [k for k, _ in chain[:2]] == ["spec", "template"]:
             top = self.fields(self._parent(chain[0][1]))
             spec = self._pair_map(self._map(top["spec"])) if "spec" in top else {}
             if "kind" in top and self.ex.scalar_text(top["kind"]) == "StatefulSet" and "replicas" in spec:
                 # the pods of a StatefulSet run one template; a multi-node launch spans them
-                out.group, out.role = ("statefulset", chain[0][1].start_byte), "all"
-                out.group_size = self._entry_value(spec["replicas"])
-        return out
+                return ("statefulset", chain[0][1].start_byte), "all", self._entry_value(spec["replicas"])
+        return None, None, None
+
+    def container_group(self, pos: int) -> tuple[int, tuple[str, int] | None] | None:
+        """Where the Kubernetes container (an item of a ``containers:``/``initContainers:`` list)
+        around byte ``pos`` starts and the group of pods it runs in (``Placement.group``), read
+        as :meth:`placement` reads them but without the rest of the placement; ``None`` when
+        :meth:`placement` would place ``pos`` in no such container."""
+        where = self._memo.get(pos)
+        if where is not None:
+            return (where.container, where.group) if where.kind == "kubernetes" and where.container is not None \
+                else None
+        chain = self._chain(pos)
+        keys = [k for k, _ in chain]
+        for i, key in enumerate(keys):  # (the order in which _placement looks)
+            if key in CONTAINER_KEYS and i + 1 < len(chain):
+                container = self._parent(chain[i + 1][1])
+                return container.start_byte, self._group(chain, i, container)[0]
+            if key in SINGLE_CONTAINER_KEYS and i + 1 < len(chain) and \
+                    self._map(chain[i][1].child_by_field_name("value")) is not None:
+                return None
+        return None
 
     def _probe(self, kind: str, node: Any, key_span: Span) -> Probe | None:
         m = self._map(node)

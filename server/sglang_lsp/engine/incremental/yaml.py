@@ -37,6 +37,10 @@ What one document reads of another, and what makes an edit a full check here:
   :mod:`sglang_lsp.extract.yaml.consumer`), a ``--config`` file read from disk, an internal
   error, and findings of a launch placed outside its own document (and the ConfigMap configs).
 
+Below the document, an edit inside one container of a pod re-checks that container alone (its
+stretch, the item of its ``containers:`` list, in place of the documents; see
+:mod:`.yaml_containers` for why the other containers' findings stay right).
+
 What an edit costs besides: tree-sitter-yaml re-parses an edit that keeps the line count in about
 a millisecond on a 3,000-line manifest, but one that adds or removes a line in about half the
 time of a parse from scratch (4-6 ms), plus 2 ms for ``changed_ranges``, unless the edit is near
@@ -69,7 +73,8 @@ from .common import Recheck, Shifter, Straddles, common_ends, touching
 from .yaml_compose import ComposeState, compose_state, recheck_compose
 from ...base.invocation import CharRun, Invocation, Word
 from ...context.precedence import Value
-from ...extract.yaml.scan import extract_yaml_part, service_names
+from ...extract.yaml.scan import extract_yaml_container, extract_yaml_part, service_names
+from .yaml_containers import forget_extraction, move_before, one_container
 
 log = logger(__name__)
 
@@ -338,15 +343,20 @@ def _recheck(doc: Document, options: Options, previous: Result, state: YamlState
     if stretch is None:
         return None
     start, o_stop, n_stop = stretch
+    changed = None
     if not state.configs:  # (a ConfigMap config ties documents together: whole documents, see _widened)
-        item = list_item(previous.tree.root_node, tree.root_node, old, new, (start, o_stop, n_stop),
-                         (prefix, len(old) - suffix, len(new) - suffix))
+        change = (prefix, len(old) - suffix, len(new) - suffix)
+        item = list_item(previous.tree.root_node, tree.root_node, old, new, (start, o_stop, n_stop), change)
         if item is not None:
             start, o_stop, n_stop = item
+        changed = old_tree.changed_ranges(tree)
+        done = _in_container(doc, options, previous, state, tree, (start, o_stop, n_stop), change, changed)
+        if done is not None:
+            return done  # (an edit inside one container of a pod: that container re-checked)
     if state.configs:
         start, wide_stop = _widened(previous, state, start, o_stop)
         o_stop, n_stop = wide_stop, n_stop + (wide_stop - o_stop)
-    for r in old_tree.changed_ranges(tree):
+    for r in old_tree.changed_ranges(tree) if changed is None else changed:
         if r.start_byte < start or r.end_byte > n_stop:
             return None  # the parse changed outside the changed documents
     old_part, new_part = old[start:o_stop], new[start:n_stop]
@@ -364,6 +374,35 @@ def _recheck(doc: Document, options: Options, previous: Result, state: YamlState
     if reused is None:
         return None
     return _assemble(doc, options, tree, start, n_stop, reused)
+
+
+def _in_container(doc: Document, options: Options, previous: Result, state: YamlState, tree: Any,
+                  stretch: tuple[int, int, int], change: tuple[int, int, int], changed: list[Any]
+                  ) -> tuple[Result, YamlState] | None:
+    """The re-check of the one container of a pod the change lies in (see :mod:`.yaml_containers`);
+    ``None``: re-check the stretch (whole documents, or a List item) as a whole."""
+    old_doc = previous.document
+    old, new = old_doc.data, doc.data
+    edit = one_container(previous.tree.root_node, tree.root_node, old, new, stretch, change)
+    if edit is None or not edit.separable(previous, changed):
+        return None
+    start, o_stop, n_stop = edit.start, edit.old_stop, edit.new_stop
+    if _has_anchors(previous.tree.root_node, old, start, o_stop) or _has_anchors(tree.root_node, new, start, n_stop):
+        return None
+    lines = new.count(b"\n", start, n_stop) - old.count(b"\n", start, o_stop)
+    shifter = YamlShifter(start, o_stop, len(new) - len(old), lines, old_doc, doc.path)
+    try:
+        reused = _reused(previous, state, shifter)
+        if reused is None:
+            return None
+        move_before(edit, reused, shifter)  # (a pod's fields after its containers, read by those before)
+    except Straddles:
+        return None
+    done = _assemble(doc, options, tree, start, n_stop, reused, edit.new)
+    if done is None or not edit.still_separable(doc, done[0]):
+        forget_extraction(doc)
+        return None
+    return done
 
 
 def _widened(previous: Result, state: YamlState, start: int, stop: int) -> tuple[int, int]:
@@ -490,16 +529,23 @@ def _reads_config(parsed: ParsedArgs) -> bool:
     return any(u.word.origin == "config" or any(w.origin == "config" for w in u.values) for u in parsed.uses)
 
 
-def _assemble(doc: Document, options: Options, tree: Any, start: int, stop: int, reused: _Reused
-              ) -> tuple[Result, YamlState] | None:
+def _assemble(doc: Document, options: Options, tree: Any, start: int, stop: int, reused: _Reused,
+              container: Any = None) -> tuple[Result, YamlState] | None:
     """The changed documents ``[start, stop)`` of the new text checked as the engine checks a
     YAML file (:func:`sglang_lsp.engine.check._check_yaml`, then deployment checks and the last step),
-    joined with what is reused."""
+    joined with what is reused. ``container``: the mapping of the one container whose lines are
+    ``[start, stop)`` (see :mod:`.yaml_containers`), extracted alone."""
     context = file_context.begin(doc, options)
     cat = catalog_named(context.value("sglang-version"))
     base_dir = os.path.dirname(doc.path) if doc.path else None
-    held = {h.name: ConfigFile(h.path, h.words) for h in reused.configs}
-    scan, containers = extract_yaml_part(doc, base_dir, cat, tree, start, stop, held)
+    if container is None:
+        held = {h.name: ConfigFile(h.path, h.words) for h in reused.configs}
+        scan, containers = extract_yaml_part(doc, base_dir, cat, tree, start, stop, held)
+    else:
+        got = extract_yaml_container(doc, base_dir, cat, tree, container, start, stop)
+        if got is None:
+            return None
+        scan, containers = got
     configs = _part_configs(doc, tree, scan, reused)
     if configs is None:
         return None

@@ -47,7 +47,7 @@ from ..shell.script import ShellScript
 from ..shell.source import Source
 from ..shell.script import extract as extract_shell
 from .scalars import Scalar
-from .tree import MENTIONS_SGLANG, SCALAR_TYPES, Text, YamlTree, line_matches
+from .tree import MENTIONS_SGLANG, SCALAR_TYPES, Text, YamlTree, in_order, line_matches
 from .compose import ComposeReader
 from .configs import ConfigRef, ConfigReader, looks_like_config
 from .embedded import EmbeddedShellReader
@@ -176,6 +176,38 @@ def container_keys(data: bytes, start: int = 0, end: int | None = None) -> bool:
     return bool(line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, data, start, end))
 
 
+def extract_yaml_container(doc: Document, base_dir: str | None, cat: Catalog, tree: ts.Tree, container: ts.Node,
+                           start: int, end: int) -> tuple[YamlScan, int] | None:
+    """The launches and YAML problems of one Kubernetes container, read as :func:`extract_yaml`
+    reads them in the whole file: the language server's incremental re-check
+    (:mod:`sglang_lsp.engine.incremental.yaml_containers`) extracts an edited container of a pod
+    with several this way. ``container``: the mapping of one item of a ``containers:`` or
+    ``initContainers:`` list in ``tree`` (the file's tree, of a file without templates), whose
+    lines are ``[start, end)`` of the file. What a whole-file scan reads on those lines is read:
+    the container, the containers and launch holders (:mod:`.operators`) nested in it, and the
+    shell in its other strings; returns the scan and how many of its launches come from
+    containers (see :func:`extract_yaml_part`).
+
+    ``None`` when a whole-file scan would not read ``container`` as a container (its list's key
+    is not one the scan finds on its line, or the list is not one of mappings the scan takes), or
+    when ``ConfigMap`` is written on its lines (a ConfigMap's config there would be one of the
+    file's). The file as a ``--config`` file is not looked at: only the top-level keys of its
+    first document decide that, and they lie outside any container."""
+    ex = _Extractor(doc, base_dir, cat, tree)
+    doc.derived["yaml_extractor"] = ex
+    data = ex.data
+    if b"ConfigMap" in data[start:end] or not ex.scanned_container(container):
+        return None
+    ex._window = (ex.top_start(start), end)  # (the `kind:` keys of the container's document only)
+    ex.containers_and_holders(start, end, [container])
+    containers = len(ex.scan.invocations)
+    for node in ex.query_at(_LAUNCH_BYTES.finditer(data, start, end), SCALAR_TYPES, "embedded_shell", "script",
+                             skip=ex.is_consumed):
+        ex.embedded(node)
+    ex._finish()
+    return ex.scan, containers
+
+
 def service_names(doc: Document, tree: ts.Tree, start: int, end: int) -> set[str]:
     """The names of the Services defined in the documents in ``[start, end)`` of a file without
     templates (``tree``: its tree), as a container's ``$(X_PORT)`` reads them: the language
@@ -256,11 +288,15 @@ class _Extractor(KubernetesReader, OperatorReader, ComposeReader, EmbeddedShellR
 
     # --- launches ------------------------------------------------------------------------
 
-    def containers_and_holders(self, start: int = 0, end: int | None = None) -> bool:
+    def containers_and_holders(self, start: int = 0, end: int | None = None, also: list[ts.Node] = ()) -> bool:
         """The launches of the containers and of the other objects with a ``command`` list (see
-        :mod:`.operators`) on the lines that start in ``[start, end)``, in the file's order."""
+        :mod:`.operators`) on the lines that start in ``[start, end)``, in the file's order.
+        ``also``: containers whose list's key lies before ``start``, read with them (see
+        :func:`extract_yaml_container`)."""
         keys = line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, self.data, start, end)
         containers = self.query_at(keys, ("block_mapping_pair",), "containers", "container")
+        if also:
+            containers = in_order([*also, *containers])
         holders = self.holders(line_matches(COMMAND_KEY, COMMAND_TEXT, self.data, start, end), containers)
         if not holders:
             return any([self.container(node) for node in containers])
@@ -269,6 +305,26 @@ class _Extractor(KubernetesReader, OperatorReader, ComposeReader, EmbeddedShellR
                                       key=lambda c: c[0].start_byte):
             found |= self.holder(node) if is_holder else self.container(node)
         return found
+
+    def scanned_container(self, container: ts.Node) -> bool:
+        """Whether :meth:`containers_and_holders` reads ``container`` as a container in a scan of
+        the whole file: the mapping of an item of a block ``containers:`` or ``initContainers:``
+        list whose key the scan finds on its line, captured by the scan's query there (or a list
+        that mentions no sglang, where neither the scan nor :meth:`container` reads anything)."""
+        up = self.parents(container)
+        if len(up) < 5 or [n.type for n in up[:5]] != ["block_node", "block_sequence_item", "block_sequence",
+                                                          "block_node", "block_mapping_pair"]:
+            return False
+        pair = up[4]
+        key = pair.child_by_field_name("key")
+        if key is None or self.key(pair) not in ("containers", "initContainers"):
+            return False
+        line = self.data.rfind(b"\n", 0, key.start_byte) + 1
+        keys = [m for m in line_matches(_CONTAINERS_KEY, _CONTAINERS_TEXT, self.data, line, line + 1)
+                if key.start_byte <= m.start(1) < key.end_byte]
+        if keys and not self.mentions_sglang(pair):
+            return True
+        return any(n.id == container.id for n in self.query_at(keys, ("block_mapping_pair",), "containers", "container"))
 
     def launch(self, match, words: list[Word], env: dict[str, str | None], open_: bool = False) -> Invocation:
         first, last = words[0].span, words[-1].span
