@@ -69,6 +69,7 @@ from .common import Recheck, Shifter, Straddles, common_ends, touching
 from ...base.invocation import CharRun, Invocation, Word
 from ...context.precedence import Value
 from ...extract.yaml.scan import extract_yaml_part, service_names
+from .yaml_block import recheck_block, remember_block
 
 log = logger(__name__)
 
@@ -112,16 +113,18 @@ def recheck_yaml(doc: Document, options: Options, previous: Result | None, state
     ``None`` where a check from scratch would be needed (see :func:`sglang_lsp.engine.incremental.recheck`)."""
     if previous is not None and isinstance(state, YamlState) and old_tree is not None:
         try:
-            done = _recheck(doc, options, previous, state, old_tree)
+            # an edit inside a container's shell block scalar: by the script's statements (.yaml_block)
+            done = recheck_block(doc, options, previous, state, old_tree) or _recheck(doc, options, previous, state,
+                                                                                       old_tree)
         except Exception:  # pragma: no cover - defensive: the full check is always right
             log.exception("incremental re-check of %s failed; checking from scratch", doc.path)
             done = None
         if done is not None:
-            return Recheck(done[0], done[1], True)
+            return Recheck(done[0], remember_block(*done), True)
     if not full:
         return None
     result = check_document(doc, options)
-    return Recheck(result, _state_of(result), False)
+    return Recheck(result, remember_block(result, _state_of(result)), False)
 
 
 def _state_of(result: Result) -> YamlState | None:
