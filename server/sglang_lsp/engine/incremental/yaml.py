@@ -120,7 +120,7 @@ def recheck_yaml(doc: Document, options: Options, previous: Result | None, state
             log.exception("incremental re-check of %s failed; checking from scratch", doc.path)
             done = None
         if done is not None:
-            return Recheck(done[0], remember_block(*done), True)
+            return Recheck(done[0], remember_block(*done, previous), True)
     if not full:
         return None
     result = check_document(doc, options)
