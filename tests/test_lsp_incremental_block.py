@@ -98,6 +98,7 @@ for i in $(seq 1 30); do curl -sf "http://localhost:${PORT:-30000}/health" >/dev
 if [[ -z "${HF_TOKEN:-}" ]]; then log "no token"; fi
 python3 -m sglang.launch_server --model-path "$MODEL" --port 30001 --tp 3 \\
   --dp-size 2 --served-model-name "日本語" --host 0.0.0.0 &  # 😀
+python3 -m sglang.launch_server --model-path "$MODEL" --port 30003 --api-key $(API_KEY) --tp 1 &
 # a comment: --tp 4
 python3 -m sglang.launch_server --model-path $SECRET --port $(PORT_BASE)02 --tp 8 \\
   --kv-cache-dtype fp8_e4m3 --attention-backend flashinfer &
@@ -225,12 +226,12 @@ def test_an_edit_in_the_script_rechecks_its_statement_only():
     first, second, snap = _replace(text, "--port 30001", "--port 3001")
     assert second.incremental and _taken(second.result)
     old, new = first.result.invocations, second.result.invocations
-    assert len(old) == len(new) == 4
+    assert len(old) == len(new) == 5
     edited = [i for i, inv in enumerate(new) if "3001" in [w.text for w in inv.args]]
     assert edited == [1]
     assert [launch_parse(first.result, a) is launch_parse(second.result, b) for a, b in zip(old, new)] == \
-        [True, False, False, False]  # the first is before the edit; the last two moved by a byte
-    assert [a is b for a, b in zip(old, new)] == [True, False, False, False]
+        [True, False, False, False, False]  # the first is before the edit; the others moved by a byte
+    assert [a is b for a, b in zip(old, new)] == [True, False, False, False, False]
     assert new[2].span.start == old[2].span.start - 1
     # and again, from the re-checked version
     snap = with_tree(snap, second.result.tree, "yaml")

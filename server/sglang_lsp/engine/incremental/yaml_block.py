@@ -65,6 +65,7 @@ checks; an edit that changes the length moves the script's byte map (about 2 ms 
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 import re
 from typing import Any
@@ -283,12 +284,10 @@ def _recheck(doc: Document, options: Options, previous: Result, state: Any, old_
         return None
     # where the edit is in the script: bytes mapped one for one to the file's, from the one before
     data, starts, ends = block.doc.data, block.starts, block.ends
-    sp = bisect.bisect_left(starts, prefix, 0, len(data))
-    se = sp + len(removed)
-    if sp == 0 or se > len(data) or starts[sp - 1:se + 1] != list(range(prefix - 1, old_end + 1)) \
-            or ends[sp - 1:se] != list(range(prefix, old_end + 1)) or data[sp - 1:se] != old[prefix - 1:old_end] \
-            or data[sp - 1:sp] == b"$":
+    sp = _script_offset(data, starts, ends, old, prefix, old_end)
+    if sp is None or data[sp - 1:sp] == b"$":
         return None
+    se = sp + len(removed)
     line = data.rfind(b"\n", 0, sp) + 1
     if not data[line:sp].strip(b" \t"):
         return None  # at the start of the line's text: its indentation could change
@@ -366,10 +365,11 @@ def _recheck(doc: Document, options: Options, previous: Result, state: Any, old_
     if any(inv.nested for inv in fresh):
         return None
     holes = [(a, b) if b <= prefix else (a + delta, b + delta) for a, b in whole.holes] if delta else whole.holes
-    mask = _mask(holes, len(new)) if holes and fresh else None
+    ordered = sorted(holes) if holes and fresh else []
+    hole_starts, reach = [a for a, _ in ordered], list(itertools.accumulate((b for _, b in ordered), max))
     for inv in fresh:
         inv.env = {**block.env_text, **inv.env}
-        if mask is not None and any(_in_holes(w, mask) for w in (*inv.program, *inv.args)):
+        if ordered and any(_in_holes(w, hole_starts, reach) for w in (*inv.program, *inv.args)):
             return None  # the scan would make its words unknown
     olds = block.launches
     if any(inv.alternatives or getattr(inv, "held", False) for inv in [*olds, *fresh]):
@@ -424,6 +424,27 @@ def _recheck(doc: Document, options: Options, previous: Result, state: Any, old_
     return result, type(state)(state.containers + len(new_script) - len(olds), state.configs)
 
 
+def _script_offset(data: bytes, starts: list[int], ends: list[int], old: bytes, prefix: int,
+                   old_end: int) -> int | None:
+    """The script's offset of the file's byte ``prefix``, when the script's bytes from the one
+    before it to the one at ``old_end`` are the file's, one for one; else ``None``. (The byte map
+    is sorted but where the kubelet filled a ``$(VAR)`` in from the env: a bisection, checked,
+    else a search.)"""
+    def mapped(sp: int) -> bool:
+        se = sp + old_end - prefix
+        return 0 < sp and se <= len(data) and starts[sp - 1:se + 1] == list(range(prefix - 1, old_end + 1)) \
+            and ends[sp - 1:se] == list(range(prefix, old_end + 1)) and data[sp - 1:se] == old[prefix - 1:old_end]
+
+    sp = bisect.bisect_left(starts, prefix, 0, len(data))
+    if sp < len(data) and starts[sp] == prefix and mapped(sp):
+        return sp
+    try:
+        sp = starts.index(prefix, 0, len(data))
+    except ValueError:
+        return None
+    return sp if mapped(sp) else None
+
+
 class _ScriptShifter(Shifter):
     """:class:`Shifter` for the file's offsets around the changed statements of the script. A
     word whose first or last character the kubelet filled in from the container's env (``$(VAR)``)
@@ -458,23 +479,19 @@ def _inverted(f: Finding) -> bool:
         or any(e.span.start > e.span.end for x in f.fixes for e in x.edits)
 
 
-def _mask(holes: list[tuple[int, int]], n: int) -> bytearray:
-    """1 for each byte of an unknown range of the scan, and for the byte after it (a word that
-    touches one is left to the check from scratch)."""
-    mask = bytearray(n + 2)
-    for a, b in holes:
-        mask[a:b + 1] = b"\x01" * (b + 1 - a)
-    return mask
-
-
-def _in_holes(w: Any, mask: bytearray) -> bool:
-    """Whether a word's characters come from an unknown range of the scan (or touch one)."""
+def _in_holes(w: Any, starts: list[int], reach: list[int]) -> bool:
+    """Whether a word's characters come from an unknown range of the scan or touch one (the
+    ranges sorted: ``starts``, and the furthest end of those up to each)."""
     if w.text is None:
         return False
     spans = w.char_spans or [(w.span.start, w.span.end)]
     if isinstance(spans, CharRun):
-        return mask.find(1, spans.start, spans.start + spans.n + 1) >= 0
-    return any(mask.find(1, s, max(e, s + 1)) >= 0 for s, e in spans)
+        spans = [(spans.start, spans.start + spans.n)]
+    for s, e in spans:
+        k = bisect.bisect_right(starts, max(e, s + 1))  # the ranges starting at or before the span's end
+        if k and reach[k - 1] >= s:
+            return True
+    return False
 
 
 def _assemble(doc: Document, options: Options, previous: Result, tree: Any, invocations: list[Invocation],
