@@ -133,6 +133,9 @@ def _texts():
     yield _bench().make_block_script(150)
     yield _manifest(SCRIPT)  # documents after the script's
     yield SERVICE + "---\n" + _manifest(SCRIPT)  # and before it
+    # words the kubelet fills in from the env, in the middle (the word's range: from the script to the env)
+    yield _manifest(SCRIPT.replace("wait\n", "python3 -m sglang.launch_server --model-path m --port=3$(PORT_BASE)4 &\n"
+                                   "python3 -m sglang.launch_server --port 3$(PORT_BASE)5 --tp 2 &\nwait\n"))
 
 
 # (no lone quote: a script with one is one syntax error from there on, until it is undone)

@@ -386,6 +386,8 @@ def _recheck(doc: Document, options: Options, previous: Result, state: Any, old_
         return None  # where they go among the others is not known here
     else:
         k0 = 0
+    if any(inv.span.start > inv.span.end for inv in olds):
+        return None  # (a launch whose first word the kubelet filled in: see _ScriptShifter)
     before = [inv for inv in olds if inv.span.end <= f_start]
     after = [inv for inv in olds if inv.span.start >= f_stop]
     if len(before) + len(after) + sum(f_start <= inv.span.start < f_stop for inv in olds) != len(olds):
