@@ -60,6 +60,9 @@ What an edit costs: the YAML re-parse (about a millisecond, the line count kept)
 re-parse of the script's changed statements, their extraction and the check of their launches,
 the context values of the others (their placement, read once per container), the deployment
 checks; an edit that changes the length moves the script's byte map (about 2 ms for 2,000 lines).
+For ``bench/bench_lsp.py --only yaml-block`` (a 2,000-line script, 20 launches) the edit of a port
+went from a re-check by documents (about 120 ms: the shell parse of the whole scalar, its 20
+launches checked) to about 5 ms.
 """
 
 from __future__ import annotations
