@@ -75,6 +75,18 @@ def infer_context(doc: Document, inv: Invocation | None, tree: Any = None) -> di
         return {}
     if where is None or (not where.labels and where.image is None and not where.gres and not where.gpu_limits):
         return {}  # (nothing read below: most launches of a script)
+    # what follows reads the placement alone: once per placement of a YAML file (the launches of a
+    # container's long script share one; the placements live as long as the document's YamlView)
+    memo = doc.derived.setdefault("inferred_by_placement", {}) if doc.language == "yaml" else None
+    if memo is not None and id(where) in memo and memo[id(where)][0] is where:
+        return dict(memo[id(where)][1])
+    out = _inferred(doc, where)
+    if memo is not None:
+        memo[id(where)] = (where, dict(out))
+    return out
+
+
+def _inferred(doc: Document, where: Placement) -> dict[str, Inferred]:
     out: dict[str, Inferred] = {}
     gpu: tuple[GpuClass, Evidence] | None = None
     ranked = sorted(where.labels, key=lambda item: "instance-type" in item[0])  # GPU labels before machine types

@@ -35,6 +35,7 @@ class YamlView:
         self._memo: dict[int, Placement | None] = {}  # program start → placement (asked by the KB rules and the checks)
         self._pairs_memo: dict[int, dict[str, tuple[Any, Any, int]]] = {}  # mapping node id → its entries
         self._up: dict[int, Any] = {}  # node id → its parent (None: the root)
+        self._containers: dict[tuple, Placement] = {}  # see _k8s
 
     def _value(self, node: Any, key_span: Span | None = None) -> FileScalar | None:
         sc = self.ex.node_scalar(node)
@@ -159,6 +160,14 @@ class YamlView:
     def _k8s(self, chain: list[tuple[str, Any]], i: int, single: bool = False) -> Placement:
         # the item mapping of `containers:`, or the mapping of a single container key
         container = self._map(chain[i][1].child_by_field_name("value")) if single else self._parent(chain[i + 1][1])
+        # read once per container (the launches of a long `bash -c` script share it): what is read
+        # below depends on the container and the pairs around it (chain[i] and those outside it)
+        key = (container.id, chain[i][1].id, single)
+        if key not in self._containers:
+            self._containers[key] = self._k8s_container(chain, i, container, single)
+        return self._containers[key]
+
+    def _k8s_container(self, chain: list[tuple[str, Any]], i: int, container: Any, single: bool) -> Placement:
         podspec = self._parent(chain[i][1])
         out = Placement("kubernetes", container=container.start_byte)
         # (a template alone on its line, like `{{- include "volumes" . | nindent 6 }}`, may sit before the

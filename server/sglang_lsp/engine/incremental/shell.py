@@ -764,3 +764,9 @@ def _apart(invocations: list[Invocation]) -> bool:
     spans = sorted((inv.span.start, inv.span.end) for inv in invocations
                    if inv.kind == "server" and inv.span.path is None)
     return all(a[1] < b[0] for a, b in itertools.pairwise(spans))
+
+
+# the steps of the shortcut above, for the re-check of a shell script held in a YAML block
+# scalar (:mod:`.yaml_block`), which runs them on the script's own text
+kept_tree, reparsed_tree, assigns_nothing, scope_anchor = _kept, _reparsed, _assigns_nothing, _anchor
+outer_env, references, LaunchReuse, SYNTAX_ERRORS = _outer_env, _references, _Reuse, _SYNTAX_ERRORS

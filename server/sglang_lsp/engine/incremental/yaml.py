@@ -74,6 +74,7 @@ from .yaml_compose import ComposeState, compose_state, recheck_compose
 from ...base.invocation import CharRun, Invocation, Word
 from ...context.precedence import Value
 from ...extract.yaml.scan import extract_yaml_container, extract_yaml_part, service_names
+from .yaml_block import recheck_block, remember_block
 from .yaml_containers import forget_extraction, move_before, one_container
 
 log = logger(__name__)
@@ -118,19 +119,28 @@ def recheck_yaml(doc: Document, options: Options, previous: Result | None, state
     ``None`` where a check from scratch would be needed (see :func:`sglang_lsp.engine.incremental.recheck`)."""
     if previous is not None and isinstance(state, (YamlState, ComposeState)) and old_tree is not None:
         try:
-            done = _recheck(doc, options, previous, state, old_tree)
+            # an edit inside a container's shell block scalar: by the script's statements (.yaml_block)
+            done = (recheck_block(doc, options, previous, state, old_tree) if isinstance(state, YamlState) else None) \
+                or _recheck(doc, options, previous, state, old_tree)
         except Exception:  # pragma: no cover - defensive: the full check is always right
             log.exception("incremental re-check of %s failed; checking from scratch", doc.path)
             done = None
         if done is not None:
-            return Recheck(done[0], done[1], True)
+            return Recheck(done[0], _remembered(*done, previous), True)
     if not full:
         return None
     result = check_document(doc, options)
-    return Recheck(result, _state_of(result), False)
+    return Recheck(result, _remembered(result, _state_of(result)), False)
 
 
-def _state_of(result: Result) -> YamlState | None:
+def _remembered(result: Result, state: Any, previous: Result | None = None) -> Any:
+    """``state``, and for a file re-checked by documents, items or containers (not a Compose file,
+    re-checked by service in :mod:`.yaml_compose`) the block scalar script it may hold
+    (:func:`.yaml_block.remember_block`)."""
+    return remember_block(result, state, previous) if isinstance(state, YamlState) else state
+
+
+def _state_of(result: Result) -> YamlState | ComposeState | None:
     """The state for re-checking the next version incrementally, with ``result.tree`` set to the
     tree the check parsed (the server edits it); ``None`` when the next edit is a full check."""
     doc = result.document

@@ -24,6 +24,12 @@ class Source:
         """Whether these bytes are the checked file's own (no byte map: offsets are the file's)."""
         return self._starts is None
 
+    @property
+    def byte_map(self) -> tuple[list[int] | None, list[int] | None]:
+        """Where each byte starts and ends in the checked file (one entry more than the bytes:
+        the end); ``(None, None)`` for the file's own bytes."""
+        return self._starts, self._ends
+
     @classmethod
     def from_word(cls, word: Word) -> "Source":
         """A source whose bytes are the text of ``word`` (for ``sh -c`` scripts)."""

@@ -215,6 +215,16 @@ def service_names(doc: Document, tree: ts.Tree, start: int, end: int) -> set[str
     return _Extractor(doc, None, load_catalog(), tree).services_in(start, end)
 
 
+def yaml_reader_on(doc: Document, tree: ts.Tree) -> _Extractor:
+    """The YAML helpers on ``tree``, the tree of ``doc``'s text (a file without templates) that the
+    caller parsed, kept for the stages of ``doc``'s check (see :func:`yaml_reader`) without
+    extracting anything: the language server's re-check of a shell block scalar
+    (:mod:`sglang_lsp.engine.incremental.yaml_block`)."""
+    ex = _Extractor(doc, None, load_catalog(), tree)
+    doc.derived["yaml_extractor"] = ex
+    return ex
+
+
 def yaml_reader(doc: Document) -> _Extractor:
     """The YAML helpers (tree, anchors, merge keys, scalars) on ``doc``'s tree for other modules:
     the tree :func:`extract_yaml` parsed for the same document when it ran, so that a check
@@ -260,6 +270,12 @@ class _Extractor(KubernetesReader, OperatorReader, ComposeReader, EmbeddedShellR
         self.bad_folds: set[int] = set()  # end byte of a line break that a `\` escapes (SGL024)
         # a Helm chart's `{{ .Values.a.b }}` that its values.yaml fills: range → text (see .helm)
         self.template_values = template_values(doc.path, doc.data, self.templates) if self.templates else {}
+
+    @property
+    def window(self) -> tuple[int, int] | None:
+        """The bytes an extraction of part of the file read (:func:`extract_yaml_part`); ``None``:
+        the whole file was extracted."""
+        return self._window
 
     # --- driver --------------------------------------------------------------------------
 
