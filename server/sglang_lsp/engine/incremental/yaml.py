@@ -55,7 +55,6 @@ not re-checked when such a file changes on disk).
 from __future__ import annotations
 
 import bisect
-import operator
 import os
 from typing import Any
 
@@ -69,9 +68,10 @@ from ...base.document import Document
 from ..check import (Options, Result, catalog_named, check_config, check_invocation, without_echoes, check_document,
                      yaml_scan_findings)
 from ...base.findings import Finding, Span
-from .common import Recheck, Shifter, Straddles, common_ends, touching
+from .common import Recheck, Straddles, common_ends, touching
+from .yaml_shift import AFTER as _AFTER, BEFORE as _BEFORE, INSIDE as _INSIDE, YamlShifter
 from .yaml_compose import ComposeState, compose_state, recheck_compose
-from ...base.invocation import CharRun, Invocation, Word
+from ...base.invocation import Invocation, Word
 from ...context.precedence import Value
 from ...extract.yaml.scan import extract_yaml_container, extract_yaml_part, service_names
 from .yaml_block import recheck_block, remember_block
@@ -83,9 +83,6 @@ log = logger(__name__)
 # file, wherever they are (see the module docs)
 _WHOLE_FILE = (b"sglang-lsp:", b"{{", b"<<<<<<<", b"=======", b">>>>>>>", b"|||||||")
 _LONGEST_MARKER = max(map(len, (*_WHOLE_FILE, b"services:")))
-_BEFORE, _INSIDE, _AFTER = 0, 1, 2
-_END = operator.itemgetter(1)
-_new_span = tuple.__new__  # Span(a, b) without the named tuple's __new__ in Python
 
 
 class YamlState:
@@ -626,80 +623,3 @@ def _part_configs(doc: Document, tree: Any, scan: Any, reused: _Reused) -> list[
 
 def _within(span: Span, outer: Span) -> bool:
     return span.path is None and outer.start <= span.start and span.end <= outer.end
-
-
-# ---------------------------------------------------------------------------------------
-# Moving what a previous check found by the length change of the edit
-
-
-class YamlShifter(Shifter):
-    """Ranges of the previous text wholly before the changed stretch ``[start, stop)`` stay,
-    those wholly after it move by ``delta`` bytes (and their lines by ``lines``); a range
-    reaching into it raises :class:`Straddles`. Objects with nothing to move are returned as
-    they are. (Stricter than the shell's: a range that touches the stretch at its start, or
-    starts at its end, is not reused either.)"""
-
-    def __init__(self, start: int, stop: int, delta: int, lines: int, old_doc: Document, path: str | None):
-        super().__init__(start, stop, delta)
-        self.lines = lines
-        self.path = path  # the file's: an inferred value's origin in it has a line that may move
-        # (0-based) lines of start and stop in the previous text, when lines move
-        self.first_line, self.last_line = (old_doc.line_of(start), old_doc.line_of(stop)) if lines else (0, 0)
-
-    def where(self, span: Span) -> int:
-        """Whether ``span`` lies before, inside or after the changed stretch (a range in
-        another file: before, it does not move)."""
-        if span.path is not None or span.end <= self.start and span.start < self.start:
-            return _BEFORE
-        if self.start <= span.start and span.end <= self.stop:
-            return _INSIDE
-        if span.start > self.stop:
-            return _AFTER
-        raise Straddles()
-
-    def span(self, span: Span) -> Span:
-        start, end, path = span  # (where's tests, inlined: a moved launch has hundreds of ranges)
-        if path is not None or end <= self.start and start < self.start:
-            return span
-        if start > self.stop:
-            return _new_span(Span, (start + self.delta, end + self.delta, None)) if self.delta else span
-        raise Straddles()
-
-    def offset(self, x: int) -> int:
-        if x <= self.start:
-            return x
-        if x > self.stop:
-            return x + self.delta
-        raise Straddles()
-
-    def char_spans(self, spans):
-        if not spans or not self.delta:
-            return spans
-        if isinstance(spans, CharRun):
-            return CharRun(self.offset(spans.start), spans.n) if spans.n else spans
-        delta, stop = self.delta, self.stop
-        if min(spans)[0] > stop and min(map(_END, spans)) > stop:  # the usual word: all of it after the change
-            return [(a + delta, b + delta) for a, b in spans]
-        offset = self.offset
-        return [(offset(a), offset(b)) for a, b in spans]
-
-    def finding(self, f: Finding) -> Finding:
-        if not self.delta:  # nothing moves: only make sure that nothing points into the change
-            if self.where(f.span) == _INSIDE or any(self.where(r) == _INSIDE for r, _ in f.related) \
-                    or any(self.where(e.span) == _INSIDE for x in f.fixes for e in x.edits):
-                raise Straddles()
-            return f
-        return super().finding(f)
-
-    def value(self, v: Value) -> Value:
-        """An inferred context value of a launch after the change (its origin in the file is
-        after it too, or before it: then its line stays)."""
-        scope = self.span(v.scope) if v.scope is not None else None
-        origin = v.origin
-        if origin.path in (None, self.path) and origin.line is not None and self.lines:
-            line = origin.line - 1
-            if line > self.last_line:
-                origin = origin._replace(line=origin.line + self.lines)
-            elif line >= self.first_line:
-                raise Straddles()
-        return v if scope is v.scope and origin is v.origin else v._replace(scope=scope, origin=origin)

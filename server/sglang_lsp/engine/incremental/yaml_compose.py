@@ -65,24 +65,21 @@ Why what a check finds in one service depends on it alone, or on what is guarded
 from __future__ import annotations
 
 import bisect
-import operator
 import os
 from typing import Any
 
 from .. import settings as file_context
 from ...base.document import Document
 from ...base.findings import Finding, Span
-from ...base.invocation import CharRun, Invocation
+from ...base.invocation import Invocation
 from ...catalog.parsed import ParsedArgs
 from ...checks.deployment import deployment_findings
 from ...context.precedence import Value
 from ...extract.yaml.scan import container_keys, extract_compose_service
 from ..check import Options, Result, catalog_named, check_invocation, without_echoes, yaml_scan_findings
-from .common import Shifter, Straddles
+from .common import Straddles
+from .yaml_shift import AFTER, BEFORE, INSIDE, YamlShifter
 
-BEFORE, INSIDE, AFTER = 0, 1, 2
-_END = operator.itemgetter(1)
-_new_span = tuple.__new__  # Span(a, b) without the named tuple's __new__ in Python
 _REFUSED_DOT_ENV = "SGL071"
 
 
@@ -377,7 +374,7 @@ def _reused(previous: Result, shifter: ComposeShifter) -> _Reused | None:
     """The previous check's launches, findings and context values outside the edited service
     (those after it moved); :class:`Straddles` when a range reaches into it."""
     out = _Reused()
-    side_of = shifter.side
+    side_of = shifter.where
     finding = shifter.finding
     for inv in previous.invocations:
         side = side_of(inv.span)
@@ -473,68 +470,11 @@ def _within(span: Span, outer: Span) -> bool:
 
 
 # ---------------------------------------------------------------------------------------
-# Moving what a previous check found by the length change of the edit
 
 
-class ComposeShifter(Shifter):
-    """Ranges of the previous text wholly before the edited service ``[start, stop)`` stay,
-    those wholly after it move by ``delta`` bytes (and their lines by ``lines``); a range
-    reaching into it raises :class:`Straddles` (also one that touches it at its start, one of no
-    length at its end, and an offset at its end). Objects with nothing to move are returned as they are."""
+class ComposeShifter(YamlShifter):
+    """The shifter of a Compose re-check: the edited service's stretch stops where the next
+    service's key starts, so a range of some length that starts there lies after it (and an
+    offset there, or a range of no length, reaches into it)."""
 
-    def __init__(self, start: int, stop: int, delta: int, lines: int, old_doc: Document, path: str | None):
-        super().__init__(start, stop, delta)
-        self.lines = lines
-        self.path = path  # the file's: an inferred value's origin in it has a line that may move
-        # (0-based) lines of start and stop in the previous text, when lines move
-        self.first_line, self.last_line = (old_doc.line_of(start), old_doc.line_of(stop)) if lines else (0, 0)
-
-    def side(self, span: Span) -> int:
-        """Whether ``span`` lies before, inside or after the service (a range in another file:
-        before, it does not move)."""
-        if span.path is not None or span.end <= self.start and span.start < self.start:
-            return BEFORE
-        if self.start <= span.start and span.end <= self.stop:
-            return INSIDE
-        if span.start > self.stop or span.start == self.stop and span.end > self.stop:
-            return AFTER  # (at the stop: the next service's key)
-        raise Straddles()
-
-    def span(self, span: Span) -> Span:
-        start, end, path = span
-        if path is not None or end <= self.start and start < self.start:
-            return span
-        if start > self.stop or start == self.stop and end > self.stop:
-            return _new_span(Span, (start + self.delta, end + self.delta, None)) if self.delta else span
-        raise Straddles()
-
-    def offset(self, x: int) -> int:
-        if x <= self.start:
-            return x
-        if x > self.stop:
-            return x + self.delta
-        raise Straddles()
-
-    def char_spans(self, spans):
-        if not spans or not self.delta:
-            return spans
-        if isinstance(spans, CharRun):
-            return CharRun(self.offset(spans.start), spans.n) if spans.n else spans
-        delta, stop = self.delta, self.stop
-        if min(spans)[0] > stop and min(map(_END, spans)) > stop:  # the usual word: all of it after the change
-            return [(a + delta, b + delta) for a, b in spans]
-        offset = self.offset
-        return [(offset(a), offset(b)) for a, b in spans]
-
-    def value(self, v: Value) -> Value:
-        """An inferred context value of a launch outside the service, moved (its origin in the
-        file may lie before or after the service, wherever the launch is)."""
-        scope = self.span(v.scope) if v.scope is not None else None
-        origin = v.origin
-        if origin.path in (None, self.path) and origin.line is not None and self.lines:
-            line = origin.line - 1
-            if line > self.last_line:
-                origin = origin._replace(line=origin.line + self.lines)
-            elif line >= self.first_line:
-                raise Straddles()
-        return v if scope is v.scope and origin is v.origin else v._replace(scope=scope, origin=origin)
+    after_stop = True
