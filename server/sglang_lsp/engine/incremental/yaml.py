@@ -63,13 +63,11 @@ from ... import logger
 from ...base import queries
 from ...catalog.parsed import ParsedArgs
 from ...extract.sglang_config import ConfigFile
-from ...checks.deployment import deployment_findings
 from ...base.document import Document
-from ..check import (Options, Result, catalog_named, check_config, check_invocation, without_echoes, check_document,
-                     yaml_scan_findings)
+from ..check import Options, Result, catalog_named, check_config, check_document
 from ...base.findings import Finding, Span
 from .common import Recheck, Straddles, common_ends, touching
-from .yaml_shift import AFTER as _AFTER, BEFORE as _BEFORE, INSIDE as _INSIDE, YamlShifter
+from .yaml_parts import AFTER as _AFTER, BEFORE as _BEFORE, INSIDE as _INSIDE, YamlShifter, check_part
 from .yaml_compose import ComposeState, compose_state, recheck_compose
 from ...base.invocation import Invocation, Word
 from ...context.precedence import Value
@@ -556,29 +554,15 @@ def _assemble(doc: Document, options: Options, tree: Any, start: int, stop: int,
     configs = _part_configs(doc, tree, scan, reused)
     if configs is None:
         return None
-    part = Result(doc.path, doc, [], options=options, context=context)
-    part.tree, part.invocations = tree, scan.invocations
-    file_context.attach(part, scan.invocations)
-    part.findings += yaml_scan_findings(doc, scan)
-    for cfg in scan.configs:  # (as a full check, before any launch adds inferred values)
-        check_config(cfg, cat, part)
-    for h, parsed in zip(configs, part.parsed):
-        h.parsed = parsed
-    context.values += reused.values[0]
-    for inv in scan.invocations:
-        if inv.kind == "server":
-            check_invocation(inv, cat, part, scan.config_refs)
-    part.findings = without_echoes(part.findings)
-    part.findings += deployment_findings(doc, part)
-    if part.errors or part.documents:
-        return None  # an internal error, or a --config file read from disk: as a full check reports it
-    part.findings = file_context.finish(part, options)
-    inside = Span(start, stop)
-    for inv in scan.invocations:
-        own = part.launch_findings.get(id(inv), ())
-        if not _within(inv.span, inside) or any(not _within(f.span, inside) for f in own):
-            return None
-    if any(not _within(f.span, inside) for f in part.findings):
+
+    def check_configs(part: Result) -> None:
+        for cfg in scan.configs:  # (as a full check, before any launch adds inferred values)
+            check_config(cfg, cat, part)
+        for h, parsed in zip(configs, part.parsed):
+            h.parsed = parsed
+
+    part = check_part(doc, options, context, cat, tree, scan, start, stop, reused.values[0], check_configs)
+    if part is None:
         return None
     context.values += reused.values[1]
 
@@ -619,7 +603,3 @@ def _part_configs(doc: Document, tree: Any, scan: Any, reused: _Reused) -> list[
     if any(_reads(inv, h.name) for side in reused.invocations for inv in side for h in out):
         return None
     return out
-
-
-def _within(span: Span, outer: Span) -> bool:
-    return span.path is None and outer.start <= span.start and span.end <= outer.end

@@ -73,12 +73,11 @@ from ...base.document import Document
 from ...base.findings import Finding, Span
 from ...base.invocation import Invocation
 from ...catalog.parsed import ParsedArgs
-from ...checks.deployment import deployment_findings
 from ...context.precedence import Value
 from ...extract.yaml.scan import container_keys, extract_compose_service
-from ..check import Options, Result, catalog_named, check_invocation, without_echoes, yaml_scan_findings
+from ..check import Options, Result, catalog_named
 from .common import Straddles
-from .yaml_shift import AFTER, BEFORE, INSIDE, YamlShifter
+from .yaml_parts import AFTER, BEFORE, INSIDE, YamlShifter, check_part
 
 _REFUSED_DOT_ENV = "SGL071"
 
@@ -430,25 +429,8 @@ def _assemble(doc: Document, options: Options, tree: Any, service: Any, start: i
     if scan is None or scan.configs or any(_names_config(inv) for inv in scan.invocations) \
             or not (scan.invocations or reused.invocations[0] or reused.invocations[1]):
         return None
-    part = Result(doc.path, doc, [], options=options, context=context)
-    part.tree, part.invocations = tree, scan.invocations
-    file_context.attach(part, scan.invocations)
-    part.findings += yaml_scan_findings(doc, scan)
-    context.values += reused.values[0]
-    for inv in scan.invocations:
-        if inv.kind == "server":
-            check_invocation(inv, cat, part, scan.config_refs)
-    part.findings = without_echoes(part.findings)
-    part.findings += deployment_findings(doc, part)
-    if part.errors or part.documents:
-        return None  # an internal error, or a --config file read from disk: as a full check reports it
-    part.findings = file_context.finish(part, options)
-    inside = Span(start, stop)
-    for inv in scan.invocations:
-        if not _within(inv.span, inside) or any(not _within(f.span, inside)
-                                                for f in part.launch_findings.get(id(inv), ())):
-            return None
-    if any(not _within(f.span, inside) or f.code == _REFUSED_DOT_ENV for f in part.findings):
+    part = check_part(doc, options, context, cat, tree, scan, start, stop, reused.values[0])
+    if part is None or any(f.code == _REFUSED_DOT_ENV for f in part.findings):
         return None
     context.values += reused.values[1]
 
@@ -464,9 +446,6 @@ def _assemble(doc: Document, options: Options, tree: Any, service: Any, start: i
     result.directives = part.directives
     return result
 
-
-def _within(span: Span, outer: Span) -> bool:
-    return span.path is None and outer.start <= span.start and span.end <= outer.end
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,22 +1,67 @@
-"""Moving what a previous check of a YAML file found by the length change of an edit: the
-shifter of the YAML re-checks (:mod:`.yaml` by documents, List items and containers,
-:mod:`.yaml_compose` by services). A range of the previous text lies before, inside or after the
-changed stretch; those before stay, those after move, and one reaching into the stretch is not
-reused (:class:`~.common.Straddles`)."""
+"""What the YAML re-checks share (:mod:`.yaml` by documents, List items and containers,
+:mod:`.yaml_compose` by Compose services): the check of the changed part's launches
+(:func:`check_part`), and moving what the previous check found by the length change of the edit
+(:class:`YamlShifter`: a range of the previous text lies before, inside or after the changed
+stretch; those before stay, those after move, and one reaching into the stretch is not reused,
+:class:`~.common.Straddles`)."""
 
 from __future__ import annotations
 
 import operator
 
+from typing import Any, Callable
+
+from .. import settings as file_context
 from ...base.document import Document
 from ...base.findings import Finding, Span
 from ...base.invocation import CharRun
+from ...checks.deployment import deployment_findings
 from ...context.precedence import Value
+from ..check import Options, Result, check_invocation, without_echoes, yaml_scan_findings
 from .common import Shifter, Straddles
 
 BEFORE, INSIDE, AFTER = 0, 1, 2
 _END = operator.itemgetter(1)
 _new_span = tuple.__new__  # Span(a, b) without the named tuple's __new__ in Python
+
+
+def check_part(doc: Document, options: Options, context: Any, cat: Any, tree: Any, scan: Any, start: int, stop: int,
+               values_before: list[Value], configs: Callable[[Result], None] | None = None) -> Result | None:
+    """The launches of ``scan`` (the changed stretch ``[start, stop)`` of the new text, extracted
+    again) checked as the engine checks a YAML file (:func:`sglang_lsp.engine.check._check_yaml`,
+    then the deployment checks and the last step), in a Result of their own: ``context`` (the
+    file's, begun for ``doc``) holds the inferred values of the reused launches before the
+    stretch (``values_before``) while they are checked; ``configs`` checks the stretch's
+    ConfigMap configs first, as a full check does. ``None`` when the part cannot be joined with
+    what is reused: an internal error, a ``--config`` file read from disk, or a launch or finding
+    of the part outside the stretch."""
+    part = Result(doc.path, doc, [], options=options, context=context)
+    part.tree, part.invocations = tree, scan.invocations
+    file_context.attach(part, scan.invocations)
+    part.findings += yaml_scan_findings(doc, scan)
+    if configs is not None:
+        configs(part)
+    context.values += values_before
+    for inv in scan.invocations:
+        if inv.kind == "server":
+            check_invocation(inv, cat, part, scan.config_refs)
+    part.findings = without_echoes(part.findings)
+    part.findings += deployment_findings(doc, part)
+    if part.errors or part.documents:
+        return None  # an internal error, or a --config file read from disk: as a full check reports it
+    part.findings = file_context.finish(part, options)
+    inside = Span(start, stop)
+    for inv in scan.invocations:
+        own = part.launch_findings.get(id(inv), ())
+        if not within(inv.span, inside) or any(not within(f.span, inside) for f in own):
+            return None
+    if any(not within(f.span, inside) for f in part.findings):
+        return None
+    return part
+
+
+def within(span: Span, outer: Span) -> bool:
+    return span.path is None and outer.start <= span.start and span.end <= outer.end
 
 
 class YamlShifter(Shifter):
