@@ -102,3 +102,49 @@ def test_list_item_narrows_only_inside_one_item():
     plain = text.replace(b"kind: List\n", b"kind: Pod\n")  # not a List: no items of one
     tree = parser.parse(plain)
     assert list_item(tree.root_node, tree.root_node, plain, plain, stretch, (at, at + 1, at + 1)) is None
+
+
+# a List whose own mapping has a `command`: a scan reads that launch before the containers of the
+# items (extract.yaml.operators), so an item's launch re-extracted alone would come out in
+# another order than a check from scratch gives
+_LIST_WITH_COMMAND = """apiVersion: v1
+kind: List
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: a}
+  spec:
+    template:
+      spec:
+        containers:
+          - name: a
+            command: ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--port", "30000"]
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: b}
+  spec:
+    template:
+      spec:
+        containers:
+          - name: b
+            command: ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--port", "30001"]
+command: [python3, -m, sglang.launch_server, --model-path, m]
+"""
+
+
+def test_a_list_with_a_command_of_its_own_is_not_narrowed_to_an_item():
+    from sglang_lsp.engine.incremental.yaml import list_item
+    from sglang_lsp.base import queries
+
+    text = _LIST_WITH_COMMAND.encode()
+    tree = queries.parser("yaml").parse(text)
+    doc = tree.root_node.child(0)
+    at = text.index(b'"30000"') + 2
+    stretch = (doc.start_byte, doc.end_byte, doc.end_byte)
+    assert list_item(tree.root_node, tree.root_node, text, text, stretch, (at, at + 1, at + 1)) is None
+    without = text.replace(b"command: [python3", b"comment: [python3")
+    tree = queries.parser("yaml").parse(without)
+    assert list_item(tree.root_node, tree.root_node, without, without, stretch, (at, at + 1, at + 1)) is not None
+    # and the re-check (by the whole document) equals a check from scratch (_replace asserts it)
+    _, second = _replace(_LIST_WITH_COMMAND, '"30000"', '"30002"')
+    assert second.incremental

@@ -291,7 +291,7 @@ def list_item(old_root: Any, new_root: Any, old: bytes, new: bytes, stretch: tup
 
 def _list_items(top: Any, data: bytes) -> Any:
     """The ``items:`` sequence of a document whose ``kind`` is a List (``List``, ``DeploymentList``
-    …), or ``None``."""
+    …), or ``None`` (also when the document's mapping has a ``command``)."""
     node = top.named_child(0) if top.type == "document" and top.named_child_count == 1 else None
     node = node.named_child(0) if node is not None and node.type == "block_node" and node.named_child_count else None
     if node is None or node.type != "block_mapping":
@@ -303,6 +303,11 @@ def _list_items(top: Any, data: bytes) -> Any:
         if pair.type != "block_mapping_pair" or key is None or value is None:
             continue
         name = data[key.start_byte:key.end_byte]
+        if name.strip(b"\"'") == b"command":
+            # a mapping with a `command` holds a launch a scan reads before the containers inside
+            # it (extract.yaml.operators), wherever it is written: the order of the launches is
+            # the whole document's
+            return None
         if name == b"kind":
             kind = data[value.start_byte:value.end_byte].strip(b"'\"")
         elif name == b"items":
