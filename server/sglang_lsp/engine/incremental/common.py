@@ -45,6 +45,19 @@ def common_ends(old: bytes, new: bytes) -> tuple[int, int]:
     return prefix, lo
 
 
+def same_neighbours(old_parent: Any, new_parent: Any, k: int, delta: int) -> bool:
+    """Whether the named children on either side of the ``k``-th (the one an edit lies in) are
+    the same in the old and the new tree: the same type and range, those after it moved by the
+    edit's length change ``delta``. (The rest is the caller's: tree-sitter's changed ranges.)"""
+    for i in (k - 1, k + 1):
+        if 0 <= i < old_parent.named_child_count:
+            a, b = old_parent.named_child(i), new_parent.named_child(i)
+            shift = delta if i > k else 0
+            if (a.type, a.start_byte + shift, a.end_byte + shift) != (b.type, b.start_byte, b.end_byte):
+                return False
+    return True
+
+
 def touching(node: Any, start: int, end: int) -> tuple[int, int]:
     """Index range ``[i, j)`` of the children of ``node`` that overlap or touch ``[start, end]``
     (binary search: a script's top level has thousands of children)."""

@@ -66,7 +66,7 @@ from ...extract.sglang_config import ConfigFile
 from ...base.document import Document
 from ..check import Options, Result, catalog_named, check_config, check_document
 from ...base.findings import Finding, Span
-from .common import Recheck, Straddles, common_ends, touching
+from .common import Recheck, Straddles, common_ends, same_neighbours, touching
 from .yaml_parts import AFTER as _AFTER, BEFORE as _BEFORE, INSIDE as _INSIDE, YamlShifter, check_part
 from .yaml_compose import ComposeState, compose_state, recheck_compose
 from ...base.invocation import Invocation, Word
@@ -277,12 +277,8 @@ def list_item(old_root: Any, new_root: Any, old: bytes, new: bytes, stretch: tup
     if ok != nk or o_items.named_child_count != n_items.named_child_count or o_item.start_byte != n_item.start_byte \
             or o_item.end_byte + delta != n_item.end_byte or o_items.end_byte + delta != n_items.end_byte:
         return None
-    for k in (ok - 1, ok + 1):  # the neighbours are the same (the rest: changed_ranges, see the caller)
-        if 0 <= k < o_items.named_child_count:
-            a, b = o_items.named_child(k), n_items.named_child(k)
-            shift = delta if k > ok else 0
-            if (a.type, a.start_byte + shift, a.end_byte + shift) != (b.type, b.start_byte, b.end_byte):
-                return None
+    if not same_neighbours(o_items, n_items, ok, delta):  # (the rest: changed_ranges, see the caller)
+        return None
     line = old.rfind(b"\n", 0, o_item.start_byte) + 1
     if old[line:o_item.start_byte].strip(b" "):
         return None

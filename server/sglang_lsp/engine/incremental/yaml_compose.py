@@ -76,7 +76,7 @@ from ...catalog.parsed import ParsedArgs
 from ...context.precedence import Value
 from ...extract.yaml.scan import container_keys, extract_compose_service
 from ..check import Options, Result, catalog_named
-from .common import Straddles
+from .common import Straddles, same_neighbours
 from .yaml_parts import AFTER, BEFORE, INSIDE, YamlShifter, check_part
 
 _REFUSED_DOT_ENV = "SGL071"
@@ -310,12 +310,8 @@ def service_entry(old_root: Any, new_root: Any, old: bytes, new: bytes, change: 
             or o_item.end_byte + delta != n_item.end_byte or o_map.end_byte + delta != n_map.end_byte \
             or o_next + delta != n_next:
         return None
-    for k in (ok - 1, ok + 1):  # the neighbours are the same (the rest: changed_ranges, see the caller)
-        if 0 <= k < o_map.named_child_count:
-            a, b = o_map.named_child(k), n_map.named_child(k)
-            shift = delta if k > ok else 0
-            if (a.type, a.start_byte + shift, a.end_byte + shift) != (b.type, b.start_byte, b.end_byte):
-                return None
+    if not same_neighbours(o_map, n_map, ok, delta):  # (the rest: changed_ranges, see the caller)
+        return None
     line = _line_start(old, o_item)
     if line is None:
         return None

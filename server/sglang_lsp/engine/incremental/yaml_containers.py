@@ -73,6 +73,7 @@ from typing import Any
 from ..check import Result
 from ...base.document import Document
 from ...base.invocation import CharRun
+from .common import same_neighbours
 
 # keys that make a launch or a container of what lies below them: the narrowing takes the
 # outermost container (one of _LISTS) and refuses to look below any of the others
@@ -196,12 +197,8 @@ def one_container(old_root: Any, new_root: Any, old: bytes, new: bytes, stretch:
             or o_pair.start_byte != n_pair.start_byte or old[o_pair.start_byte:o_seq.start_byte] != \
             new[n_pair.start_byte:n_seq.start_byte]:
         return None
-    for k in (ok - 1, ok + 1):  # the neighbours are the same (the rest: changed_ranges, see the caller)
-        if 0 <= k < o_seq.named_child_count:
-            a, b = o_seq.named_child(k), n_seq.named_child(k)
-            shift = delta if k > ok else 0
-            if (a.type, a.start_byte + shift, a.end_byte + shift) != (b.type, b.start_byte, b.end_byte):
-                return None
+    if not same_neighbours(o_seq, n_seq, ok, delta):  # (the rest: changed_ranges, see the caller)
+        return None
     line = old.rfind(b"\n", 0, o_item.start_byte) + 1
     if old[line:o_item.start_byte].strip(b" ") or line < start or o_item.end_byte > o_stop \
             or n_item.end_byte > n_stop:
