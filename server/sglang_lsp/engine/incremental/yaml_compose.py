@@ -370,7 +370,7 @@ def _reused(previous: Result, shifter: ComposeShifter) -> _Reused | None:
     (those after it moved); :class:`Straddles` when a range reaches into it."""
     out = _Reused()
     side_of = shifter.where
-    finding = shifter.finding
+    move = shifter.finding  # (not named `finding`: that is the rules' constructor, tests/test_rules_registry.py)
     for inv in previous.invocations:
         side = side_of(inv.span)
         if side == INSIDE:
@@ -385,7 +385,7 @@ def _reused(previous: Result, shifter: ComposeShifter) -> _Reused | None:
                 parsed = shifter.parsed(parsed)
         elif parsed is not None and parsed.findings:
             # (related information may point past the service: a field merged from `x-…` after it)
-            kept = [finding(f) for f in parsed.findings]
+            kept = [move(f) for f in parsed.findings]
             if any(a is not b for a, b in zip(kept, parsed.findings)):
                 parsed = parsed.replace(findings=kept)
         i = 0 if side == BEFORE else 1
@@ -393,7 +393,7 @@ def _reused(previous: Result, shifter: ComposeShifter) -> _Reused | None:
         if parsed is not None:
             out.launch_parses[id(moved)] = parsed
         if own is not None:
-            out.launch_findings[id(moved)] = [finding(f) for f in own]
+            out.launch_findings[id(moved)] = [move(f) for f in own]
         if undecided is not None:
             out.undecided[id(moved)] = undecided if moved is inv else undecided.moved(moved)
     for v in previous.context.values if previous.context is not None else ():
@@ -409,7 +409,7 @@ def _reused(previous: Result, shifter: ComposeShifter) -> _Reused | None:
             return None
         side = side_of(f.span)
         if side != INSIDE:
-            out.findings[0 if side == BEFORE else 1].append(finding(f))
+            out.findings[0 if side == BEFORE else 1].append(move(f))
     return out
 
 

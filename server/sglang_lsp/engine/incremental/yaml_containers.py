@@ -128,14 +128,14 @@ def move_before(edit: ContainerEdit, reused: Any, shifter: Any) -> None:
     ``invocations``, ``launch_findings`` and ``values`` before and after the change; ``shifter``:
     its YamlShifter); raises :class:`~sglang_lsp.engine.incremental.common.Straddles` for one
     pointing into the container. (Those of other documents read nothing of this one.)"""
-    finding, value, lo = shifter.finding, shifter.value, edit.unit
+    move, value, lo = shifter.finding, shifter.value, edit.unit  # (`finding` names the rules' constructor)
     before = reused.findings[0]
     k = bisect.bisect_left([f.span.start for f in before], lo)  # (sorted by position, as a full check's)
-    before[k:] = [finding(f) for f in before[k:]]
+    before[k:] = [move(f) for f in before[k:]]
     for inv in reused.invocations[0]:
         own = reused.launch_findings.get(id(inv))
         if own and inv.span.start >= lo:
-            reused.launch_findings[id(inv)] = [finding(f) for f in own]
+            reused.launch_findings[id(inv)] = [move(f) for f in own]
     values = reused.values[0]
     values[:] = [value(v) if v.scope.start >= lo else v for v in values]
 
