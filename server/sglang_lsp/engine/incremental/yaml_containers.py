@@ -54,7 +54,8 @@ What a container's launches read outside the container, and why the others are s
   are the previous ones;
   otherwise the whole document is re-checked. (A group is also where one container reads
   another: an RBG template's container takes its role from the patch container of its name,
-  which has no launch of its own.) Compose files are never re-checked incrementally;
+  which has no launch of its own.) Compose files are re-checked by service (:mod:`.yaml_compose`),
+  never here;
 * **catalog and knowledge-base rules** read a launch's own words and its context values (scoped
   to the launch); duplicates are dropped by range, and the edited container's ranges are its own;
 * **what moves**: a finding of a launch before the container may point after it (a pod's
