@@ -127,7 +127,7 @@ def test_a_kept_tree_is_the_parse_of_the_new_text(seed):
         snap = _apply(snap, version, a, b, new)
         # the tree the server hands the next check (the latest result's, edited), parsed from
         # incrementally: the parse from scratch (one with syntax errors, whose error recovery may
-        # differ, the engine parses again from scratch: see engine.incremental.shell._SYNTAX_ERRORS)
+        # differ, the engine parses again from scratch: see engine.incremental.shell.SYNTAX_ERRORS)
         incremental_parse = queries.parser("bash").parse(snap.doc.data, snap.tree)
         if not incremental_parse.root_node.has_error:
             assert_same_tree(incremental_parse, snap.doc.data)

@@ -1,5 +1,7 @@
 """Re-checking a shell script after an edit, reusing the check of its previous version (see
-:mod:`sglang_lsp.engine.incremental`).
+:mod:`sglang_lsp.engine.incremental`). Its steps (:func:`kept_tree`, :func:`reparsed_tree`,
+:func:`assigns_nothing`, :class:`LaunchReuse` …) also re-check a script held in a YAML block
+scalar (:mod:`.yaml_block`).
 
 The shortcut: the text that changed lies within statements of one statement
 list (the script's top level, a loop's or function's body …) that, before and after the edit,
@@ -113,7 +115,7 @@ def recheck_shell(doc: Document, options: Options, previous: Result | None, stat
         except Exception:  # pragma: no cover - defensive: the full check is always right
             log.exception("incremental re-check of %s failed; checking from scratch", doc.path)
             done = None
-        if done is _SYNTAX_ERRORS:
+        if done is SYNTAX_ERRORS:
             old_tree = None
         elif done is not None:
             result, step, kept = done
@@ -122,7 +124,7 @@ def recheck_shell(doc: Document, options: Options, previous: Result | None, stat
         return None
     result = check_document(doc, options, old_tree=old_tree)
     if old_tree is not None and result.tree is not None and result.tree.root_node.has_error:
-        result = check_document(doc, options)  # see _SYNTAX_ERRORS
+        result = check_document(doc, options)  # see SYNTAX_ERRORS
     new_state = ScopeState(result.scope, result.tree.root_node) if result.scope is not None and result.tree else None
     return Recheck(result, new_state, False)
 
@@ -130,7 +132,7 @@ def recheck_shell(doc: Document, options: Options, previous: Result | None, stat
 # tree-sitter-bash's error recovery can come out differently when it re-parses a text than when
 # it parses it afresh (tests/test_lsp_incremental.py finds such edits), and the result must be
 # that of a fresh check: a text whose re-parse has syntax errors is parsed afresh
-_SYNTAX_ERRORS: Any = object()
+SYNTAX_ERRORS: Any = object()
 
 
 # ---------------------------------------------------------------------------------------
@@ -139,7 +141,7 @@ _SYNTAX_ERRORS: Any = object()
 def _shell_recheck(doc: Document, options: Options, previous: Result, state: ScopeState,
                    old_tree: Any) -> tuple[Result, tuple[int, int, int], bool] | Any | None:
     """The new result, the step to record and whether the tree was kept (not re-parsed), or
-    ``None`` (or ``_SYNTAX_ERRORS``): check from scratch."""
+    ``None`` (or ``SYNTAX_ERRORS``): check from scratch."""
     old_doc = previous.document
     if doc.language != "shell" or old_doc.language != "shell" or previous.options != options \
             or previous.errors or previous.documents or previous.tree is None or old_tree is None \
@@ -151,16 +153,16 @@ def _shell_recheck(doc: Document, options: Options, previous: Result, state: Sco
     prefix, suffix = common_ends(old, new)
     delta = len(new) - len(old)
     old_end, new_end = len(old) - suffix, len(new) - suffix
-    found = _kept(previous.tree, old_doc, doc, prefix, old_end, new_end, delta)
+    found = kept_tree(previous.tree, old_doc, doc, prefix, old_end, new_end, delta)
     kept = found is not None
     if found is None:
-        found = _reparsed(previous.tree, new, old_tree, prefix, old_end, new_end, delta)
-        if found is None or found is _SYNTAX_ERRORS:
+        found = reparsed_tree(previous.tree, new, old_tree, prefix, old_end, new_end, delta)
+        if found is None or found is SYNTAX_ERRORS:
             return found
     tree, path, old_nodes, new_nodes, o_start, o_stop, n_start, n_stop = found
-    if not _assigns_nothing(old, old_nodes) or not _assigns_nothing(new, new_nodes):
+    if not assigns_nothing(old, old_nodes) or not assigns_nothing(new, new_nodes):
         return None
-    anchor = _anchor(state, path, n_start)
+    anchor = scope_anchor(state, path, n_start)
     if anchor is None:
         return None
     fresh = _extract_stretch(doc, new_nodes, n_start, n_stop, state, anchor)
@@ -204,8 +206,8 @@ def _stretch(found: tuple, prefix: int, old_end: int, new_end: int, delta: int) 
     return o_start, o_stop, n_start, n_stop
 
 
-def _kept(old_tree: Any, old_doc: Document, doc: Document, prefix: int, old_end: int, new_end: int,
-          delta: int) -> tuple | None:
+def kept_tree(old_tree: Any, old_doc: Document, doc: Document, prefix: int, old_end: int, new_end: int,
+              delta: int) -> tuple | None:
     """The fast path: the previous tree, edited, is the new text's (see :func:`_window_verdict`):
     the tree, the path to the changed statements' list, the changed statements before and
     after, and the stretches they cover; ``None`` when that cannot be shown."""
@@ -222,15 +224,15 @@ def _kept(old_tree: Any, old_doc: Document, doc: Document, prefix: int, old_end:
     return (tree, *found[:3], *stretch)
 
 
-def _reparsed(old_tree: Any, new: bytes, edited: Any, prefix: int, old_end: int, new_end: int,
-              delta: int) -> tuple | Any | None:
-    """As :func:`_kept`, with the new text parsed (incrementally, from ``edited``: the previous
+def reparsed_tree(old_tree: Any, new: bytes, edited: Any, prefix: int, old_end: int, new_end: int,
+                  delta: int) -> tuple | Any | None:
+    """As :func:`kept_tree`, with the new text parsed (incrementally, from ``edited``: the previous
     tree edited by the server) where the edit changed how the statements parse: what
     ``changed_ranges`` says changed must lie within the changed statements.
-    ``_SYNTAX_ERRORS``: the new text has some."""
+    ``SYNTAX_ERRORS``: the new text has some."""
     tree = queries.parser("bash").parse(new, edited)
     if tree.root_node.has_error:
-        return _SYNTAX_ERRORS
+        return SYNTAX_ERRORS
     found = _unit(old_tree.root_node, tree.root_node, prefix, old_end, new_end, delta)
     stretch = found and _stretch(found, prefix, old_end, new_end, delta)
     if not stretch:
@@ -241,7 +243,7 @@ def _reparsed(old_tree: Any, new: bytes, edited: Any, prefix: int, old_end: int,
     return (tree, *found[:3], *stretch)
 
 
-def _assigns_nothing(data: bytes, nodes: list) -> bool:
+def assigns_nothing(data: bytes, nodes: list) -> bool:
     """Whether these statements give no variable a value the scope would record
     (a command's prefix ``X=1 cmd`` only sets its environment: allowed; ``unset``,
     ``${X:=…}`` and the commands of ``shell_expansion.SETTING_COMMANDS`` do count)."""
@@ -262,7 +264,7 @@ def _assigns_nothing(data: bytes, nodes: list) -> bool:
     return True
 
 
-def _anchor(state: ScopeState, path: list, offset: int) -> Any:
+def scope_anchor(state: ScopeState, path: list, offset: int) -> Any:
     """The node of the scope's tree where the variables have the values they have at
     ``offset`` of the current text: the first statement at or after it in the statement list
     ``path`` leads to (the same list there, found by type and mapped start)."""
@@ -412,7 +414,7 @@ def _outside_children(list_type: str) -> int:
 def _window_verdict(data: bytes, parent: Any, i: int, j: int, start: int, stop: int) -> Any:
     """``True`` when the kept tree (``parent``: the list the changed statements ``i:j`` of it
     lie in, in the previous tree edited) is what parsing the new text ``data`` gives, as far as
-    the changed stretch ``[start, stop)`` and its neighbours go; ``_SYNTAX_ERRORS`` when the
+    the changed stretch ``[start, stop)`` and its neighbours go; ``SYNTAX_ERRORS`` when the
     window has a syntax error; ``None`` otherwise."""
     wrapper = _wrapper_for(parent, i)
     if wrapper is None:
@@ -434,7 +436,7 @@ def _window_verdict(data: bytes, parent: Any, i: int, j: int, start: int, stop: 
     w_stop = max(stop, parent.child(hi - 1).end_byte) if hi > i else stop
     window = queries.parser("bash").parse(before + data[w_start:w_stop] + after)
     if window.root_node.has_error:
-        return _SYNTAX_ERRORS
+        return SYNTAX_ERRORS
     node = _list_node(window.root_node, types)
     if node is None or (types and window.root_node.child_count != 1):
         return None
@@ -479,7 +481,7 @@ def _same_subtree(kept: Any, fresh: Any, shift: int) -> bool:
 _EXPANSIONS = ("simple_expansion", "expansion")
 
 
-def _references(nodes: list, data: bytes) -> tuple[dict[str, int], set[str]]:
+def references(nodes: list, data: bytes) -> tuple[dict[str, int], set[str]]:
     """Variables the statements expand: name → deepest nesting of ``${…}`` operands it is read
     at, and the names expanded as whole arrays (``${A[@]}``)."""
     names: dict[str, int] = {}
@@ -503,8 +505,8 @@ def _references(nodes: list, data: bytes) -> tuple[dict[str, int], set[str]]:
     return names, arrays
 
 
-def _outer_env(state: ScopeState, anchor: Any, names: dict[str, int],
-               arrays: set[str]) -> dict[str, Word | None] | None:
+def outer_env(state: ScopeState, anchor: Any, names: dict[str, int],
+              arrays: set[str]) -> dict[str, Word | None] | None:
     """What each variable holds at ``anchor``, in the form extraction takes for the variables
     of an enclosing script (``None``: unknown), its characters' offsets those of the current
     text; ``None`` when that form cannot say it."""
@@ -553,7 +555,7 @@ def _extract_stretch(doc: Document, nodes: list, start: int, stop: int, state: S
     """The launches in ``[start, stop)`` of the new text, extracted on their own (a source
     whose offsets map to the file's) with the variables the scope gives them; ``None`` when
     that would not be what the whole file's extraction gives."""
-    env = _outer_env(state, anchor, *_references(nodes, doc.data))
+    env = outer_env(state, anchor, *references(nodes, doc.data))
     if env is None:
         return None
     source = Source(doc.data[start:stop], None, list(range(start, stop + 1)), [*range(start + 1, stop + 1), stop])
@@ -595,7 +597,7 @@ def _assemble(doc: Document, options: Options, previous: Result, tree: Any, scop
     script = ShellScript(invocations, tree, Source(doc.data, None), scope)
     result.findings += continuation_findings(doc, script)
     result.findings += unassigned_variable_findings(doc, script)
-    reuse = _Reuse(previous, result, shifter, placed)
+    reuse = LaunchReuse(previous, result, shifter, placed)
     for inv in invocations:
         if inv.kind != "server":
             continue
@@ -635,7 +637,7 @@ def _visible(context: Any, at: int) -> list:
 _EXTENTS = "launch_finding_extents"
 
 
-class _Reuse:
+class LaunchReuse:
     """Taking over the checks of unchanged launches from the previous check (:meth:`take`),
     one launch after the other, in the order of the check."""
 
@@ -765,8 +767,3 @@ def _apart(invocations: list[Invocation]) -> bool:
                    if inv.kind == "server" and inv.span.path is None)
     return all(a[1] < b[0] for a, b in itertools.pairwise(spans))
 
-
-# the steps of the shortcut above, for the re-check of a shell script held in a YAML block
-# scalar (:mod:`.yaml_block`), which runs them on the script's own text
-kept_tree, reparsed_tree, assigns_nothing, scope_anchor = _kept, _reparsed, _assigns_nothing, _anchor
-outer_env, references, LaunchReuse, SYNTAX_ERRORS = _outer_env, _references, _Reuse, _SYNTAX_ERRORS
