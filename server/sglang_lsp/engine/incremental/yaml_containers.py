@@ -74,7 +74,7 @@ from typing import Any
 from ..check import Result
 from ...base.document import Document
 from ...base.invocation import CharRun
-from .common import same_neighbours
+from .common import same_neighbours, touching
 
 # keys that make a launch or a container of what lies below them: the narrowing takes the
 # outermost container (one of _LISTS) and refuses to look below any of the others
@@ -272,19 +272,7 @@ def _item_around(pair: Any, a: int, b: int) -> tuple[Any, Any, int, Any, Any] | 
 
 
 def _child_around(node: Any, a: int, b: int) -> Any:
-    """The first child of ``node`` that holds the bytes ``[a, b]`` (``None``: none does)."""
-    lo, hi = 0, node.child_count
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if node.child(mid).end_byte < b:
-            lo = mid + 1
-        else:
-            hi = mid
-    while lo < node.child_count:
-        child = node.child(lo)
-        if child.start_byte > a:
-            return None
-        if child.end_byte >= b:
-            return child
-        lo += 1
-    return None
+    """The first child of ``node`` that holds the bytes ``[a, b]`` (``None``: none does): of the
+    children that end at ``b`` or after and start at ``a`` or before, the first."""
+    i, j = touching(node, b, a)
+    return node.child(i) if j > i else None

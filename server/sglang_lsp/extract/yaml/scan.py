@@ -126,13 +126,7 @@ def extract_yaml_part(doc: Document, base_dir: str | None, cat: Catalog, tree: t
     first = next((n for n in ex.tops or () if n.type == "document"), None)
     if first is not None and first.end_byte > start:  # (only the first document can make the file a config)
         ex.config_document(tree.root_node)
-    ex.containers_and_holders(start, end)
-    containers = len(ex.scan.invocations)
-    for node in ex.query_at(_LAUNCH_BYTES.finditer(data, start, end), SCALAR_TYPES, "embedded_shell", "script",
-                             skip=ex.is_consumed):
-        ex.embedded(node)
-    ex._finish()
-    return ex.scan, containers
+    return ex.part_launches(start, end)
 
 
 def extract_compose_service(doc: Document, base_dir: str | None, cat: Catalog, tree: ts.Tree,
@@ -199,13 +193,7 @@ def extract_yaml_container(doc: Document, base_dir: str | None, cat: Catalog, tr
     if b"ConfigMap" in data[start:end] or not ex.scanned_container(container):
         return None
     ex._window = (ex.top_start(start), end)  # (the `kind:` keys of the container's document only)
-    ex.containers_and_holders(start, end, [container])
-    containers = len(ex.scan.invocations)
-    for node in ex.query_at(_LAUNCH_BYTES.finditer(data, start, end), SCALAR_TYPES, "embedded_shell", "script",
-                             skip=ex.is_consumed):
-        ex.embedded(node)
-    ex._finish()
-    return ex.scan, containers
+    return ex.part_launches(start, end, [container])
 
 
 def service_names(doc: Document, tree: ts.Tree, start: int, end: int) -> set[str]:
@@ -321,6 +309,19 @@ class _Extractor(KubernetesReader, OperatorReader, ComposeReader, EmbeddedShellR
                                       key=lambda c: c[0].start_byte):
             found |= self.holder(node) if is_holder else self.container(node)
         return found
+
+    def part_launches(self, start: int, end: int, also: list[ts.Node] = ()) -> tuple[YamlScan, int]:
+        """The launches on the lines that start in ``[start, end)`` of the file, read as a scan
+        of the whole file reads them there: those of the containers and launch holders first
+        (``also``: see :meth:`containers_and_holders`), then those of shell in other strings; the
+        scan and how many of its launches come from containers (see :func:`extract_yaml_part`)."""
+        self.containers_and_holders(start, end, also)
+        containers = len(self.scan.invocations)
+        for node in self.query_at(_LAUNCH_BYTES.finditer(self.data, start, end), SCALAR_TYPES, "embedded_shell",
+                                  "script", skip=self.is_consumed):
+            self.embedded(node)
+        self._finish()
+        return self.scan, containers
 
     def scanned_container(self, container: ts.Node) -> bool:
         """Whether :meth:`containers_and_holders` reads ``container`` as a container in a scan of
