@@ -16,7 +16,7 @@ import pytest
 from sglang_lsp.base.document import Document
 from sglang_lsp.engine.check import Options, check_document, launch_parse
 from sglang_lsp.engine.incremental import recheck
-from sglang_lsp.engine.incremental.yaml_block import BLOCK
+from sglang_lsp.engine.incremental.yaml_block import BLOCK, _kubelet_inert
 
 pytest.importorskip("pygls")
 
@@ -263,6 +263,83 @@ def test_edits_the_block_recheck_leaves_to_the_others(old, new):
     first, second, _ = _replace(_manifest(SCRIPT), old, new)
     assert first.result.document.derived.get(BLOCK) is not None
     assert not _taken(second.result)
+
+
+def test_typing_a_variable_in_the_script_is_rechecked_by_its_statement():
+    """Typing ``$PORT`` in place of a port, a key at a time (the ``$`` alone first, then the name
+    after it), and then ``${TP}`` in place of a `--tp` value: each version is re-checked by the
+    block scalar re-check (a ``$`` the kubelet reads as itself) and equals a check from scratch."""
+    options = Options()
+    text = _manifest(SCRIPT.replace("set -euo pipefail", "set -euo pipefail\nPORT=30005\nTP=2"), tail=ONE_DOCUMENT)
+    snap = open_snapshot("file:///tmp/inc/block.yaml", 1, text, "yaml")
+    done = recheck(snap.doc, options, None, None)
+    steps = [("--port 30001", len("--port "), len("--port 30001"), "$")]
+    steps += [("--port $", len("--port $") + i, len("--port $") + i, c) for i, c in enumerate("PORT")]
+    steps += [("--tp 1 &", len("--tp "), len("--tp 1"), "$"), ("--tp $ &", len("--tp $"), len("--tp $"), "{TP}")]
+    steps += [("--port $PORT", len("--port "), len("--port $"), "")]  # and deleted again
+    taken = []
+    for version, (anchor, a, b, new) in enumerate(steps, start=2):
+        snap = with_tree(snap, done.result.tree, "yaml")
+        at = len(snap.doc.text[:snap.doc.text.index(anchor)].encode())
+        snap = _edit(snap, at + a, at + b, new, version)
+        done = recheck(snap.doc, options, done.result, done.state, old_tree=snap.tree)
+        _same(done.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
+        taken.append(_taken(done.result))
+    assert "--port PORT --tp 3" in snap.doc.text and "--tp ${TP} &" in snap.doc.text
+    assert all(taken), taken
+
+
+def _kubelet_tokens(text: bytes) -> list[tuple[int, int]]:
+    """The ranges the kubelet reads as one unit in a command or args string: ``$$`` and ``$(…)``
+    up to the first ``)`` (the rule of Kubernetes' expansion, written independently of
+    ``extract.yaml.k8s``)."""
+    out, i = [], 0
+    while i < len(text) - 1:
+        if text[i:i + 1] == b"$" and text[i + 1:i + 2] in (b"$", b"("):
+            close = text.find(b")", i + 2) if text[i + 1:i + 2] == b"(" else i + 1
+            if close != -1:
+                out.append((i, close + 1))
+                i = close + 1
+                continue
+        i += 1 if text[i:i + 1] != b"$" else 2
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_dollar_the_block_recheck_takes_leaves_the_kubelet_references_alone(seed):
+    """Random edits of random strings of ``$``, ``(``, ``)`` and letters: whenever
+    ``_kubelet_inert`` lets an edit through (no parenthesis or line break in it and not inside or
+    after an open ``$(``, as the re-check requires first), the kubelet's units of the new text are those of the old one, those after the
+    edit moved by its length change, and none holds a byte the edit removes or inserts."""
+    rng = random.Random(seed)
+    let_through = 0
+    for _ in range(4000):
+        old = "".join(rng.choice("$$(a) b") for _ in range(rng.randint(1, 12))).encode()
+        a = rng.randint(1, len(old))  # (the re-check needs a character before the edit on its line)
+        b = min(len(old), a + rng.choice([0, 0, 1, 2]))
+        inserted = "".join(rng.choice("$$ab") for _ in range(rng.choice([0, 1, 1, 2, 3]))).encode()
+        new = old[:a] + inserted + old[b:]
+        if new == old or any(c in old[a:b] + inserted for c in b"()"):
+            continue
+        prefix = a
+        while prefix < min(len(old), len(new)) and old[prefix] == new[prefix] and prefix < b:
+            prefix += 1  # (the re-check compares the common ends of the two texts)
+        suffix = 0
+        while suffix < min(len(old), len(new)) - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
+            suffix += 1
+        old_end, new_end = len(old) - suffix, len(new) - suffix
+        ref = old.rfind(b"$(", 0, prefix)
+        if ref != -1 and not prefix > old.find(b")", ref + 2) != -1:
+            continue  # inside a `$(…)`, or after an open one: the re-check does not take it
+        if prefix == 0 or not _kubelet_inert(old, new, prefix, old_end, new_end):
+            continue
+        let_through += 1
+        delta = new_end - old_end
+        before = [(x + delta, y + delta) if x >= old_end else (x, y) for x, y in _kubelet_tokens(old)]
+        assert _kubelet_tokens(new) == before, (old, new)
+        assert not any(x < old_end and prefix < y for x, y in _kubelet_tokens(old)), (old, new)
+        assert not any(x < new_end and prefix < y for x, y in _kubelet_tokens(new)), (old, new)
+    assert let_through > 300, let_through
 
 
 def test_a_launch_with_a_config_file_is_left_to_the_others():

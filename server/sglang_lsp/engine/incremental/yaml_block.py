@@ -15,7 +15,8 @@ record's, moved; a script outside them is the previous one, moved) and carried b
 here.
 
 The shortcut is taken for an edit that replaces bytes of one line of the scalar's content (no
-line break removed or inserted, none of ``$ ( )`` either, ASCII), after a character that is not
+line break removed or inserted, no ``(`` or ``)`` either, a ``$`` only where it stands for itself,
+ASCII), after a character that is not
 a blank on that line, outside any ``$(…)`` of the script and any unknown range of the scan, in a
 file with one such script (the only literal script with launches) and no ConfigMap config nor
 ``--config`` anywhere. Then:
@@ -28,9 +29,11 @@ file with one such script (the only literal script with launches) and no ConfigM
   script's text is the previous one with the same bytes replaced, each byte mapped to the file
   as before (those after the edit moved by its length change), the edited ones to themselves;
 * the kubelet's ``$(VAR)`` expansion of the script (``extract.yaml.k8s``) finds the same
-  references: no ``$``, ``(`` or ``)`` is added or removed, the edit is not inside one, nor
-  after a ``$`` (which would then be followed by another character); so the scan's unknown
-  ranges, the ``SGL023`` findings and the other YAML findings are the previous ones, moved;
+  references: no ``(`` or ``)`` is added or removed, a ``$`` only when neither ``$`` nor ``(``
+  follows it and no ``$`` precedes it, and after a ``$`` neither comes first, before or after the
+  edit (``$x`` is two characters to the kubelet: :func:`_kubelet_inert`); the edit is not inside
+  a reference; so the scan's unknown ranges, the ``SGL023`` findings and the other YAML findings
+  are the previous ones, moved;
 * which container launches, and how (``bash -c`` and the container's env), is decided by the
   words around the script, unchanged; the container still mentions ``sglang`` (checked);
 * inside the script, :mod:`.shell`'s shortcut applies as it does to a file: the changed
@@ -90,8 +93,9 @@ from .shell import (LaunchReuse, MAX_STEPS, SYNTAX_ERRORS, ScopeState, assigns_n
 
 BLOCK = "yaml_block_script"  # Document.derived: the BlockScript of that text
 SCAN = "yaml_whole_scan"  # Document.derived: the WholeScan of that text
-# bytes an edit may not add or remove (line structure, the kubelet's `$(VAR)`)
-_UNSAFE = (b"\n", b"\r", b"$", b"(", b")")
+# bytes an edit may not add or remove (line structure, the kubelet's `$(VAR)`); a `$` may be typed
+# or deleted where it starts no kubelet token (see _kubelet_inert)
+_UNSAFE = (b"\n", b"\r", b"(", b")")
 # bytes that make a file's check read the whole file (see .yaml's _WHOLE_FILE)
 _MARKERS = (b"sglang-lsp:", b"{{", b"<<<<<<<", b"=======", b">>>>>>>", b"|||||||", b"services:")
 
@@ -283,12 +287,13 @@ def _recheck(doc: Document, options: Options, previous: Result, state: Any, old_
     delta = new_end - old_end
     removed, inserted = old[prefix:old_end], new[prefix:new_end]
     if (not removed and not inserted) or not removed.isascii() or not inserted.isascii() \
-            or any(c in removed or c in inserted for c in _UNSAFE):
+            or any(c in removed or c in inserted for c in _UNSAFE) \
+            or not _kubelet_inert(old, new, prefix, old_end, new_end):
         return None
     # where the edit is in the script: bytes mapped one for one to the file's, from the one before
     data, starts, ends = block.doc.data, block.starts, block.ends
     sp = _script_offset(data, starts, ends, old, prefix, old_end)
-    if sp is None or data[sp - 1:sp] == b"$":
+    if sp is None:
         return None
     se = sp + len(removed)
     line = data.rfind(b"\n", 0, sp) + 1
@@ -427,6 +432,24 @@ def _recheck(doc: Document, options: Options, previous: Result, state: Any, old_
     doc.derived[SCAN] = WholeScan(scan_findings, holes, whole.scripts)
     doc.derived[BLOCK].rechecked = True
     return result, type(state)(state.containers + len(new_script) - len(olds), state.configs)
+
+
+def _kubelet_inert(old: bytes, new: bytes, prefix: int, old_end: int, new_end: int) -> bool:
+    """Whether an edit of one line of a literal block scalar (``old[prefix:old_end]`` replaced by
+    ``new[prefix:new_end]``, no ``(``, ``)`` or line break in either) leaves the kubelet's reading
+    of ``$`` (``extract.yaml.k8s``) as it was: every ``$`` it adds or removes is followed by
+    something other than ``$`` or ``(`` and preceded by no ``$``, and a ``$`` just before the edit
+    is followed by neither, before and after it; so each such ``$`` stands for itself and no
+    ``$$`` or ``$(`` next to the edit is made or broken. A literal scalar's text is its lines
+    without their indentation, so the bytes of the line around the edit are the text's."""
+    special = (b"$", b"(")
+    if old[prefix - 1:prefix] == b"$" and (old[prefix:prefix + 1] in special or new[prefix:prefix + 1] in special):
+        return False  # (what follows a `$` decides what it is: `$x` stays a `$` and an `x`)
+    removed, inserted = old[prefix:old_end], new[prefix:new_end]
+    if b"$$" in removed or b"$$" in inserted:
+        return False
+    return not ((removed.endswith(b"$") and old[old_end:old_end + 1] in special) or
+                (inserted.endswith(b"$") and new[new_end:new_end + 1] in special))
 
 
 def _script_offset(data: bytes, starts: list[int], ends: list[int], old: bytes, prefix: int,
