@@ -88,6 +88,7 @@ from ...extract.shell.source import Source
 from ...extract.yaml.scan import yaml_reader_on
 from ..check import Options, Result, catalog_named, check_invocation, without_echoes
 from .common import Shifter, Straddles, common_ends
+from .offset_runs import OffsetRuns
 from .shell import (LaunchReuse, MAX_STEPS, SYNTAX_ERRORS, ScopeState, assigns_nothing, kept_tree, outer_env,
                     reparsed_tree, references, scope_anchor)
 
@@ -106,11 +107,14 @@ class BlockScript:
     __slots__ = ("doc", "tree", "starts", "ends", "scope", "scope_root", "script_steps", "file_steps", "launches",
                  "env_text", "node_start", "rechecked")
 
-    def __init__(self, doc: Document, tree: Any, starts: list[int], ends: list[int], scope: Any, scope_root: Any,
+    def __init__(self, doc: Document, tree: Any, starts: list[int] | OffsetRuns, ends: list[int] | OffsetRuns,
+                 scope: Any, scope_root: Any,
                  script_steps: list, file_steps: list, launches: list[Invocation], env_text: dict, node_start: int):
         self.doc = doc  # the script's text (a shell document: its line index for the tree's points)
         self.tree = tree  # its bash tree
-        self.starts, self.ends = starts, ends  # script byte → file bytes (extract.shell.source.Source)
+        # script byte → file bytes (extract.shell.source.Source): the lists of the scan, as runs
+        # (OffsetRuns) once the script has been edited
+        self.starts, self.ends = starts, ends
         self.scope, self.scope_root = scope, scope_root  # its variables, as of the check from scratch
         self.script_steps = script_steps  # edits since then, in the script's offsets (see ScopeState)
         self.file_steps = file_steps  # the same edits in the file's offsets
@@ -219,11 +223,11 @@ def _carried(block: BlockScript, invocations: list[Invocation], start: int, stop
                 (b.span.start, b.span.end, len(b.program), len(b.args)) or (not moves and a is not b)
                 for a, b in zip(olds, new)):
             return None
-    starts, ends, steps = block.starts, block.ends, block.file_steps
+    starts, ends, steps = _runs(block.starts), _runs(block.ends), block.file_steps
     if moves:
-        if min(starts) < stop or min(ends) < stop:
+        if starts.min() < stop or ends.min() < stop:
             return None  # (the script and its container's env lie after the part)
-        starts, ends = [x + moves for x in starts], [x + moves for x in ends]
+        starts, ends = starts.moved(moves), ends.moved(moves)
         steps = [*steps, (start, stop, stop + moves)]
     return BlockScript(block.doc, block.tree, starts, ends, block.scope, block.scope_root, block.script_steps,
                        steps, new, block.env_text, block.node_start + moves)
@@ -291,7 +295,7 @@ def _recheck(doc: Document, options: Options, previous: Result, state: Any, old_
             or not _kubelet_inert(old, new, prefix, old_end, new_end):
         return None
     # where the edit is in the script: bytes mapped one for one to the file's, from the one before
-    data, starts, ends = block.doc.data, block.starts, block.ends
+    data, starts, ends = block.doc.data, _runs(block.starts), _runs(block.ends)
     sp = _script_offset(data, starts, ends, old, prefix, old_end)
     if sp is None:
         return None
@@ -330,9 +334,9 @@ def _recheck(doc: Document, options: Options, previous: Result, state: Any, old_
     sdata = sdoc.data
     if b"sglang" not in sdata or b"<<" in sdata or b"<<" in data:
         return None  # the container would no longer launch; here-documents: read from the whole script
-    if delta:
-        new_starts = [*starts[:sp], *range(prefix, new_end), *(s + delta if s >= old_end else s for s in starts[se:])]
-        new_ends = [*ends[:sp], *range(prefix + 1, new_end + 1), *(e + delta if e > old_end else e for e in ends[se:])]
+    if delta:  # the edited bytes mapped to themselves, the file's offsets after the edit moved
+        new_starts = starts.edited(sp, se, prefix, len(inserted), old_end, delta)
+        new_ends = ends.edited(sp, se, prefix + 1, len(inserted), old_end + 1, delta)
     else:
         new_starts, new_ends = starts, ends  # (the edited bytes mapped to themselves already: checked above)
 
@@ -452,7 +456,11 @@ def _kubelet_inert(old: bytes, new: bytes, prefix: int, old_end: int, new_end: i
                 (inserted.endswith(b"$") and new[new_end:new_end + 1] in special))
 
 
-def _script_offset(data: bytes, starts: list[int], ends: list[int], old: bytes, prefix: int,
+def _runs(byte_map: list[int] | OffsetRuns) -> OffsetRuns:
+    return byte_map if isinstance(byte_map, OffsetRuns) else OffsetRuns.of(byte_map)
+
+
+def _script_offset(data: bytes, starts: OffsetRuns, ends: OffsetRuns, old: bytes, prefix: int,
                    old_end: int) -> int | None:
     """The script's offset of the file's byte ``prefix``, when the script's bytes from the one
     before it to the one at ``old_end`` are the file's, one for one; else ``None``. (The byte map
