@@ -12,6 +12,10 @@ from ...base.findings import Edit, Finding, Fix, Span
 from ...base.invocation import CharRun, Invocation, Word
 from ...catalog.parsed import FlagUse, ParsedArgs
 
+# a Span made without the Python-level __new__ of a named tuple (moving the launches after an edit
+# makes thousands of them per keystroke)
+_tuple_new = tuple.__new__
+
 
 USE_SLOTS = FlagUse.__slots__
 
@@ -96,9 +100,11 @@ class Shifter:
         return x
 
     def span(self, span: Span) -> Span:
-        if span.path is not None:
+        start, end, path = span
+        if path is not None:
             return span
-        start, end = span.start, span.end
+        if start >= self.stop <= end:  # after the stretch: the most common case, made quick
+            return span if not self.delta else _tuple_new(Span, (start + self.delta, end + self.delta, None))
         if start < self.start < end or start < self.stop < end or self.start < start < self.stop:
             raise Straddles()
         if not self.delta or end < self.stop:
@@ -112,6 +118,9 @@ class Shifter:
             if spans.n and spans.start < self.stop < spans.start + spans.n:
                 raise Straddles()
             return CharRun(self.offset(spans.start), spans.n)
+        if spans and min(map(min, spans)) >= self.stop:  # all after the stretch (as most are)
+            delta = self.delta
+            return [(a + delta, b + delta) for a, b in spans]
         offset = self.offset
         return [(offset(a), offset(b)) for a, b in spans]
 
