@@ -13,14 +13,17 @@ import re
 
 import pytest
 
-from sglang_lsp.engine.check import Options, launch_parse
+from sglang_lsp.base.document import Document
+from sglang_lsp.engine.check import Options, check_document, launch_parse
 from sglang_lsp.engine.incremental import recheck, yaml_containers
+from sglang_lsp.engine.incremental.yaml_block import BLOCK
 
 pytest.importorskip("pygls")
 
-from sglang_lsp.lsp.documents import open_snapshot  # noqa: E402
+from sglang_lsp.lsp.documents import open_snapshot, with_tree  # noqa: E402
+from test_lsp_incremental import _same  # noqa: E402
 from test_lsp_incremental_list import as_list  # noqa: E402
-from test_lsp_incremental_yaml import PIECES, ROOT, SEEDS, _random_walk, _replace  # noqa: E402
+from test_lsp_incremental_yaml import PIECES, ROOT, SEEDS, _edit, _random_walk, _replace  # noqa: E402
 
 POD = """apiVersion: apps/v1
 kind: Deployment
@@ -278,6 +281,32 @@ def test_an_edit_that_adds_lines_moves_what_launches_before_it_read_after_it():
     assert sgl061 and all(r.start > POD.index("nodeSelector") for f in sgl061 for r, _ in f.related)
     before, _, _ = _ids(second.result, POD, "d")
     assert before and before[0] is _ids(first.result, POD, "d")[0][0]
+
+
+def test_after_one_container_the_block_script_keeps_the_other_containers_findings(narrowed):
+    """A container re-checked alone, then an edit in its shell block scalar (the block scalar
+    re-check, which reuses what the YAML scan found outside the script): the scan's findings of
+    another container of the same document (SGL026 on container ``a``'s item that holds a flag and
+    a value) are still there. The record of the scan after a container re-check had kept only the
+    edited container's findings of the document (what it extracted was taken for the whole
+    document up to the container's end); found by a storm seed."""
+    text = POD.replace('"--port", "30000"', '"--node-rank 1", "30000"')
+    options = Options()
+    snap = open_snapshot("file:///tmp/inc/pod.yaml", 1, text, "yaml")
+    done = recheck(snap.doc, options, None, None)
+    assert any(f.code == "SGL026" for f in done.result.findings)
+    # a line added to b's script (container b re-checked alone), then a port of that script changed
+    # (the block scalar re-check)
+    for version, (old, new) in enumerate([("--port 30003 --bogus\n", "--port 30003 --bogus\n              wait\n"),
+                                          ("--tp 1 --port 30003", "--tp 1 --port 30007")], start=2):
+        snap = with_tree(snap, done.result.tree, "yaml")
+        at = len(snap.doc.text[:snap.doc.text.index(old)].encode())
+        snap = _edit(snap, at, at + len(old.encode()), new, version)
+        done = recheck(snap.doc, options, done.result, done.state, old_tree=snap.tree)
+        _same(done.result, check_document(Document(snap.doc.text, snap.doc.path, "yaml"), options))
+    block = done.result.document.derived.get(BLOCK)
+    assert narrowed[0] == 1 and block is not None and block.rechecked
+    assert any(f.code == "SGL026" for f in done.result.findings)
 
 
 @pytest.mark.parametrize("old, new", [

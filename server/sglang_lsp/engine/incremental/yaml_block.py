@@ -142,31 +142,32 @@ def remember_block(result: Result, state: Any, previous: Result | None = None) -
     literal block scalar and it is a container's, that script (:class:`BlockScript`), for
     :func:`recheck_block`. Returns ``state``.
 
-    A re-check by documents extracted the changed documents only (the scan of that part): what
-    the scan found elsewhere is the previous :class:`WholeScan`'s (moved), unless the part is
-    one item of a ``kind: List`` (whose document holds other items). A script outside the part is
-    the previous one (moved when the part lies before it)."""
+    A re-check by documents (or of one container) extracted the changed documents (the
+    container) only: the scan of that part (``part`` of the extraction, the lines it extracted);
+    what the scan found elsewhere, the other containers of the same document among it, is the
+    previous :class:`WholeScan`'s (moved), unless the part lies in a ``kind: List``. A script
+    outside the part is the previous one (moved when the part lies before it)."""
     doc = result.document
     ex = doc.derived.get("yaml_extractor")
     if state is None or state.configs or SCAN in doc.derived or ex is None or ex.templates or ex.bad_folds \
             or ex.consumer is not None or result.tree is None or ex.tree is not result.tree:
         return state
-    data, window = doc.data, ex.window
+    data, extracted = doc.data, ex.part
     scripts = ex.scan.literal_scripts
     nodes = [_scalar_of(result.tree, data, script.invocations[0].span.start) if script.invocations else None
              for script in scripts]
     if any(n is None for n in nodes):
         return state
     starts = [n.start_byte for n in nodes]
-    part = window is not None and (window[0] > 0 or window[1] < len(data))
+    part = extracted is not None and (extracted[0] > 0 or extracted[1] < len(data))
     before = previous.document.derived.get(SCAN) if part and previous is not None else None
     old_block = previous.document.derived.get(BLOCK) if part and previous is not None else None
     if not part:
         whole = WholeScan(list(ex.scan.findings), list(ex.holes), starts)
     else:
-        if before is None or _LIST_KIND.search(data, window[0], window[1]):
+        if before is None or _LIST_KIND.search(data, ex.top_start(extracted[0]), extracted[1]):
             return state
-        w0, w1 = window
+        w0, w1 = extracted  # (one container: the other containers of its document are not in it)
         delta = len(data) - len(previous.document.data)
         found = _outside(before, w0, w1 - delta, delta)
         if found is None:

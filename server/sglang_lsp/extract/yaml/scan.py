@@ -250,6 +250,9 @@ class _Extractor(KubernetesReader, OperatorReader, ComposeReader, EmbeddedShellR
         # bytes whose `kind:` keys are all _kind_of looks at: whole documents around an edited
         # part (see extract_yaml_part); None: the whole file
         self._window: tuple[int, int] | None = None
+        # the lines extracted when only part of the file was (part_launches): never widened, unlike
+        # the window of `kind:` keys, which a later reader of the whole file resets
+        self._part: tuple[int, int] | None = None
         self._doc_starts: list[int] = []
         self._kind_starts: list[int] = []
         self.mounts: dict[str, str] = {}  # compose bind mounts: container path → host path
@@ -261,9 +264,16 @@ class _Extractor(KubernetesReader, OperatorReader, ComposeReader, EmbeddedShellR
 
     @property
     def window(self) -> tuple[int, int] | None:
-        """The bytes an extraction of part of the file read (:func:`extract_yaml_part`); ``None``:
-        the whole file was extracted."""
+        """The bytes whose ``kind:`` keys an extraction of part of the file reads (the whole
+        documents around the part, see :func:`extract_yaml_part`); ``None``: every one."""
         return self._window
+
+    @property
+    def part(self) -> tuple[int, int] | None:
+        """The bytes whose lines an extraction of part of the file extracted (:func:`extract_yaml_part`,
+        :func:`extract_yaml_container`: whole documents, a List item or one container); ``None``:
+        the whole file was extracted."""
+        return self._part
 
     # --- driver --------------------------------------------------------------------------
 
@@ -315,6 +325,7 @@ class _Extractor(KubernetesReader, OperatorReader, ComposeReader, EmbeddedShellR
         of the whole file reads them there: those of the containers and launch holders first
         (``also``: see :meth:`containers_and_holders`), then those of shell in other strings; the
         scan and how many of its launches come from containers (see :func:`extract_yaml_part`)."""
+        self._part = (start, end)
         self.containers_and_holders(start, end, also)
         containers = len(self.scan.invocations)
         for node in self.query_at(_LAUNCH_BYTES.finditer(self.data, start, end), SCALAR_TYPES, "embedded_shell",
