@@ -129,8 +129,16 @@ class Shifter:
         if moved is None:
             moved = object.__new__(Word)
             moved.__dict__.update(w.__dict__)
-            moved.span = self.span(w.span)
-            moved.char_spans = self.char_spans(w.char_spans)
+            start, end, path = w.span
+            runs = w.char_spans
+            stop, delta = self.stop, self.delta
+            if delta and path is None and start >= stop <= end and type(runs) is CharRun and runs.start >= stop:
+                # (most words after the stretch: moved here without a call per range)
+                moved.span = _tuple_new(Span, (start + delta, end + delta, None))
+                moved.char_spans = CharRun(runs.start + delta, runs.n)
+            else:
+                moved.span = self.span(w.span)
+                moved.char_spans = self.char_spans(runs)
             self.words[id(w)] = moved
         return moved
 
