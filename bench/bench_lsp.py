@@ -13,7 +13,9 @@ Latency
     the wall-clock time from sending ``textDocument/didChange`` to receiving the
     ``textDocument/publishDiagnostics`` of that version. Median and p99 are reported, together
     with the engine's own time for the same text in this process (``check_document``, warm), so
-    the server's overhead (debounce, I/O, conversion) is visible.
+    the server's overhead (debounce, I/O, conversion) is visible. With ``--typing``, also keystrokes
+    that change the text's length, as typing does: three digits typed after a port, one at a time,
+    then deleted with backspace (row ``typing``).
 
     * ``script``: a 2,000-line shell script, mostly ordinary shell (functions, loops, curl,
       docker …) with ``--launches`` (default 20) multi-line sglang launches;
@@ -413,7 +415,20 @@ def engine_ms(text: str, path: str, language: str, runs: int = 7) -> float:
     return statistics.median(times)
 
 
-async def latency(name: str, text: str, language_id: str, edits: int, debounce_ms: float | None) -> dict:
+def typed(ports: list[tuple[int, int, int]], edits: int, rng: random.Random):
+    """``edits`` keystrokes (line, start, end, new text) as someone types: after a port number,
+    three digits typed one at a time, then deleted one at a time with backspace (each keystroke
+    changes the length by one; after each round the text is the original again)."""
+    out: list[tuple[int, int, int, str]] = []
+    while len(out) < edits:
+        line, _, end = rng.choice(ports)
+        out += [(line, end + k, end + k, str(rng.randint(0, 9))) for k in range(3)]
+        out += [(line, end + k, end + k + 1, "") for k in (2, 1, 0)]
+    return out[:edits]
+
+
+async def latency(name: str, text: str, language_id: str, edits: int, debounce_ms: float | None,
+                  typing: bool = False) -> dict:
     bench = Bench(debounce_ms)
     await bench.start()
     try:
@@ -422,7 +437,10 @@ async def latency(name: str, text: str, language_id: str, edits: int, debounce_m
         ports = port_positions(text)
         rng = random.Random(7)
         times = []
-        for version in range(2, edits + 2):
+        if typing:
+            for version, (line, a, b, new) in enumerate(typed(ports, edits, rng), start=2):
+                times.append(await bench.edit(uri, version, line, a, b, new))
+        for version in range(2, 0 if typing else edits + 2):
             line, a, b = rng.choice(ports)
             times.append(await bench.edit(uri, version, line, a, b, str(rng.randint(30000, 39999))))
         return {"median": statistics.median(times), "p99": percentile(times, 99), "min": min(times),
@@ -473,6 +491,8 @@ def main() -> int:
     p.add_argument("--skip-debounce", action="store_true", help="only the default (no debounce)")
     p.add_argument("--skip-memory", action="store_true")
     p.add_argument("--skip-latency", action="store_true")
+    p.add_argument("--typing", action="store_true",
+                   help="also time keystrokes that change the length: digits typed after a port, then deleted")
     args = p.parse_args()
 
     files = {
@@ -496,6 +516,10 @@ def main() -> int:
             r = asyncio.run(latency(name, text, lid, args.edits, debounce))
             shown = "default" if debounce is None else f"{debounce:g} ms"
             print(f"{name:<14}{text.count(chr(10)):>7}{r['diagnostics']:>7}{eng:>9.1f}  {shown:>9}"
+                  f"{r['median']:>9.1f}{r['p99']:>9.1f}{r['max']:>9.1f}", flush=True)
+        if args.typing:
+            r = asyncio.run(latency(name, text, lid, args.edits, None, typing=True))
+            print(f"{name:<14}{text.count(chr(10)):>7}{r['diagnostics']:>7}{eng:>9.1f}  {'typing':>9}"
                   f"{r['median']:>9.1f}{r['p99']:>9.1f}{r['max']:>9.1f}", flush=True)
     if not args.skip_memory:
         m = asyncio.run(memory(args.open_docs, args.memory_edits))
