@@ -188,6 +188,9 @@ def map_in_order(work: Callable[[Item], Out], items: Iterable[Item], jobs: int =
 
 
 STOP_GRACE = 5.0  # seconds Pool.terminate() gets before the workers are killed
+# seconds a killed worker gets to be reaped (SIGKILL cannot be refused; on a busy machine its
+# exit still waits for a core): a bound, so that the stop never waits forever
+REAP_GRACE = 10.0
 
 
 def stop_pool(pool: Any, workers: list) -> None:
@@ -210,4 +213,4 @@ def stop_pool(pool: Any, workers: list) -> None:
             if p.is_alive():
                 p.kill()
         for p in workers:
-            p.join(STOP_GRACE)
+            p.join(REAP_GRACE)
