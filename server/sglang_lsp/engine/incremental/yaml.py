@@ -65,12 +65,11 @@ from ...catalog.parsed import ParsedArgs
 from ...extract.sglang_config import ConfigFile
 from ...base.document import Document
 from ..check import Options, Result, catalog_named, check_config, check_document
-from ...base.findings import Finding, Span
+from ...base.findings import Span
 from .common import Recheck, Straddles, common_ends, same_neighbours, touching
-from .yaml_parts import AFTER as _AFTER, BEFORE as _BEFORE, INSIDE as _INSIDE, YamlShifter, check_part
+from .yaml_parts import AFTER as _AFTER, BEFORE as _BEFORE, INSIDE as _INSIDE, Reused, YamlShifter, check_part, joined
 from .yaml_compose import ComposeState, compose_state, recheck_compose
 from ...base.invocation import Invocation, Word
-from ...context.precedence import Value
 from ...extract.yaml.scan import extract_yaml_container, extract_yaml_part, service_names
 from .yaml_block import recheck_block, remember_block
 from .yaml_containers import forget_extraction, move_before, one_container
@@ -451,19 +450,14 @@ def _reads(inv: Invocation, name: str) -> bool:
                for k, w in enumerate(args[:-1]))
 
 
-class _Reused:
-    """What the previous check found outside the changed documents, moved to the new text."""
+class _Reused(Reused):
+    """What the previous check found outside the changed documents, moved to the new text (the
+    undecided checks of the held ConfigMap configs checked on their own are not carried: a check
+    from scratch lists them)."""
 
     def __init__(self) -> None:
-        self.findings: tuple[list[Finding], list[Finding]] = ([], [])  # before, after the change
-        self.invocations: tuple[list[Invocation], list[Invocation]] = ([], [])
+        super().__init__()
         self.containers = [0, 0]  # how many of those launches come from containers
-        self.values: tuple[list[Value], list[Value]] = ([], [])  # the launches' inferred context values
-        self.launch_parses: dict[int, ParsedArgs] = {}
-        self.launch_findings: dict[int, list[Finding]] = {}
-        # id(launch) → its undecided knowledge-base checks (those of the held ConfigMap configs
-        # checked on their own are not carried: a check from scratch lists them)
-        self.undecided: dict[int, Any] = {}
         self.configs: list[HeldConfig] = []  # the ConfigMap configs (none in the changed stretch), moved
 
 
@@ -565,22 +559,12 @@ def _assemble(doc: Document, options: Options, tree: Any, start: int, stop: int,
     part = check_part(doc, options, context, cat, tree, scan, start, stop, reused.values[0], check_configs)
     if part is None:
         return None
-    context.values += reused.values[1]
-
-    result = Result(doc.path, doc, [*reused.findings[0], *part.findings, *reused.findings[1]], options=options,
-                    context=context)
-    result.tree = tree
     before, after = reused.invocations
     nb, na = reused.containers
-    result.invocations = [*before[:nb], *scan.invocations[:containers], *after[:na],
-                          *before[nb:], *scan.invocations[containers:], *after[na:]]
-    result.launch_parses = {**reused.launch_parses, **part.launch_parses}
-    result.launch_findings = {**reused.launch_findings, **part.launch_findings}
-    result.undecided = {**reused.undecided, **part.undecided}
     held = sorted([*reused.configs, *configs], key=lambda h: h.span.start)  # (a full check's order: the file's)
-    result.parsed = [*(h.parsed for h in held),
-                     *(result.launch_parses[id(inv)] for inv in result.invocations if id(inv) in result.launch_parses)]
-    result.directives = part.directives
+    result = joined(doc, options, context, tree, reused, part,
+                    [*before[:nb], *scan.invocations[:containers], *after[:na],
+                     *before[nb:], *scan.invocations[containers:], *after[na:]], (h.parsed for h in held))
     return result, YamlState(nb + containers + na, held)
 
 

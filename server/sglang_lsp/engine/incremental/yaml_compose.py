@@ -70,14 +70,12 @@ from typing import Any
 
 from .. import settings as file_context
 from ...base.document import Document
-from ...base.findings import Finding, Span
+from ...base.findings import Span
 from ...base.invocation import Invocation
-from ...catalog.parsed import ParsedArgs
-from ...context.precedence import Value
 from ...extract.yaml.scan import container_keys, extract_compose_service
 from ..check import Options, Result, catalog_named
 from .common import Straddles, same_neighbours
-from .yaml_parts import AFTER, BEFORE, INSIDE, YamlShifter, check_part
+from .yaml_parts import AFTER, BEFORE, INSIDE, Reused, YamlShifter, check_part, joined
 
 _REFUSED_DOT_ENV = "SGL071"
 
@@ -353,22 +351,10 @@ def _reads_alone(root: Any, data: bytes, start: int, stop: int, state: ComposeSt
     return True
 
 
-class _Reused:
-    """What the previous check found outside the edited service, moved to the new text."""
-
-    def __init__(self) -> None:
-        self.findings: tuple[list[Finding], list[Finding]] = ([], [])  # before, after the service
-        self.invocations: tuple[list[Invocation], list[Invocation]] = ([], [])
-        self.values: tuple[list[Value], list[Value]] = ([], [])  # the launches' inferred context values
-        self.launch_parses: dict[int, ParsedArgs] = {}
-        self.launch_findings: dict[int, list[Finding]] = {}
-        self.undecided: dict[int, Any] = {}
-
-
-def _reused(previous: Result, shifter: ComposeShifter) -> _Reused | None:
+def _reused(previous: Result, shifter: ComposeShifter) -> Reused | None:
     """The previous check's launches, findings and context values outside the edited service
     (those after it moved); :class:`Straddles` when a range reaches into it."""
-    out = _Reused()
+    out = Reused()
     side_of = shifter.where
     move = shifter.finding  # (not named `finding`: that is the rules' constructor, tests/test_rules_registry.py)
     for inv in previous.invocations:
@@ -414,7 +400,7 @@ def _reused(previous: Result, shifter: ComposeShifter) -> _Reused | None:
 
 
 def _assemble(doc: Document, options: Options, tree: Any, service: Any, start: int, stop: int,
-              reused: _Reused) -> Result | None:
+              reused: Reused) -> Result | None:
     """The service ``[start, stop)`` of the new text checked as the engine checks a YAML file
     (:func:`sglang_lsp.engine.check._check_yaml`, then deployment checks and the last step),
     joined with what is reused."""
@@ -428,19 +414,8 @@ def _assemble(doc: Document, options: Options, tree: Any, service: Any, start: i
     part = check_part(doc, options, context, cat, tree, scan, start, stop, reused.values[0])
     if part is None or any(f.code == _REFUSED_DOT_ENV for f in part.findings):
         return None
-    context.values += reused.values[1]
-
-    result = Result(doc.path, doc, [*reused.findings[0], *part.findings, *reused.findings[1]], options=options,
-                    context=context)
-    result.tree = tree
     before, after = reused.invocations
-    result.invocations = [*before, *scan.invocations, *after]
-    result.launch_parses = {**reused.launch_parses, **part.launch_parses}
-    result.launch_findings = {**reused.launch_findings, **part.launch_findings}
-    result.undecided = {**reused.undecided, **part.undecided}
-    result.parsed = [result.launch_parses[id(inv)] for inv in result.invocations if id(inv) in result.launch_parses]
-    result.directives = part.directives
-    return result
+    return joined(doc, options, context, tree, reused, part, [*before, *scan.invocations, *after])
 
 
 

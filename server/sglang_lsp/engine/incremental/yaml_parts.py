@@ -1,6 +1,7 @@
 """What the YAML re-checks share (:mod:`.yaml` by documents, List items and containers,
 :mod:`.yaml_compose` by Compose services): the check of the changed part's launches
-(:func:`check_part`), and moving what the previous check found by the length change of the edit
+(:func:`check_part`) and its joining with what is reused (:class:`Reused`, :func:`joined`), and
+moving what the previous check found by the length change of the edit
 (:class:`YamlShifter`: a range of the previous text lies before, inside or after the changed
 stretch; those before stay, those after move, and one reaching into the stretch is not reused,
 :class:`~.common.Straddles`)."""
@@ -9,12 +10,13 @@ from __future__ import annotations
 
 import operator
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from .. import settings as file_context
 from ...base.document import Document
 from ...base.findings import Finding, Span
-from ...base.invocation import CharRun
+from ...base.invocation import CharRun, Invocation
+from ...catalog.parsed import ParsedArgs
 from ...checks.deployment import deployment_findings
 from ...context.precedence import Value
 from ..check import Options, Result, check_invocation, without_echoes, yaml_scan_findings
@@ -58,6 +60,38 @@ def check_part(doc: Document, options: Options, context: Any, cat: Any, tree: An
     if any(not within(f.span, inside) for f in part.findings):
         return None
     return part
+
+
+class Reused:
+    """What the previous check found outside the re-checked part, moved to the new text: each pair
+    is (before the part, after it)."""
+
+    def __init__(self) -> None:
+        self.findings: tuple[list[Finding], list[Finding]] = ([], [])
+        self.invocations: tuple[list[Invocation], list[Invocation]] = ([], [])
+        self.values: tuple[list[Value], list[Value]] = ([], [])  # the launches' inferred context values
+        self.launch_parses: dict[int, ParsedArgs] = {}
+        self.launch_findings: dict[int, list[Finding]] = {}
+        self.undecided: dict[int, Any] = {}  # id(launch) → its undecided knowledge-base checks
+
+
+def joined(doc: Document, options: Options, context: Any, tree: Any, reused: Reused, part: Result,
+           invocations: list[Invocation], parsed_first: Iterable[ParsedArgs] = ()) -> Result:
+    """The whole file's result: ``part`` (:func:`check_part`) between what is ``reused``, with the
+    file's launches ``invocations`` in a full check's order, and its parses in that order after
+    ``parsed_first`` (those of the ConfigMap configs, which a full check parses first)."""
+    context.values += reused.values[1]
+    result = Result(doc.path, doc, [*reused.findings[0], *part.findings, *reused.findings[1]], options=options,
+                    context=context)
+    result.tree = tree
+    result.invocations = invocations
+    result.launch_parses = {**reused.launch_parses, **part.launch_parses}
+    result.launch_findings = {**reused.launch_findings, **part.launch_findings}
+    result.undecided = {**reused.undecided, **part.undecided}
+    result.parsed = [*parsed_first, *(result.launch_parses[id(inv)] for inv in invocations
+                                      if id(inv) in result.launch_parses)]
+    result.directives = part.directives
+    return result
 
 
 def within(span: Span, outer: Span) -> bool:
