@@ -5,11 +5,9 @@ version's result; and the edits it must leave to the other re-checks are left to
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import re
-from pathlib import Path
 
 import pytest
 
@@ -22,17 +20,9 @@ pytest.importorskip("pygls")
 
 from sglang_lsp.lsp.documents import open_snapshot, with_tree  # noqa: E402
 from test_lsp_incremental import _boundary, _same  # noqa: E402
-from test_lsp_incremental_yaml import _edit, _random_walk  # noqa: E402
+from test_lsp_incremental_yaml import _edit, _random_walk, bench_lsp  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 SEEDS = int(os.environ.get("SGLANG_LSP_INCREMENTAL_SEEDS", "8"))
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_lsp", ROOT / "bench" / "bench_lsp.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 HEAD = """apiVersion: apps/v1
@@ -127,10 +117,10 @@ def _texts():
     # files of one document (an edit in the YAML around the script is re-checked by documents, which
     # extracts the whole file again: the script is kept), and of several
     yield _manifest(SCRIPT, tail=ONE_DOCUMENT)
-    yield _manifest(_bench().make_script(160, 6, 11), tail=ONE_DOCUMENT)
+    yield _manifest(bench_lsp().make_script(160, 6, 11), tail=ONE_DOCUMENT)
     yield _manifest(SCRIPT, tail=ONE_DOCUMENT).replace("\n", "\r\n")
     yield _manifest(SCRIPT.replace("set -euo pipefail", "set -e\nTP=4"), tail=ONE_DOCUMENT)
-    yield _bench().make_block_script(150)
+    yield bench_lsp().make_block_script(150)
     yield _manifest(SCRIPT)  # documents after the script's
     yield SERVICE + "---\n" + _manifest(SCRIPT)  # and before it
     # words the kubelet fills in from the env, in the middle (the word's range: from the script to the env)

@@ -17,7 +17,7 @@ from sglang_lsp.engine.incremental.yaml_compose import ComposeState
 pytest.importorskip("pygls")
 
 from sglang_lsp.lsp.documents import open_snapshot, with_tree  # noqa: E402
-from test_lsp_incremental_yaml import ROOT, SEEDS, _edit, _random_walk, _replace  # noqa: E402
+from test_lsp_incremental_yaml import SEEDS, _edit, _random_walk, _replace, bench_lsp  # noqa: E402
 
 # shared fields merged into services (`<<:`), `$VAR` that only `environment:` sets (SGL060),
 # GPU reservations, published ports, a router, an image for the other vendor (SGL061), a service
@@ -111,12 +111,7 @@ PIECES = [" --tp 4", "😀", "日本 ", "\n", "  ", "8", "0", "", "x", '"', "'",
 
 
 def _bench_compose(lines: int = 400) -> str:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_lsp", ROOT / "bench" / "bench_lsp.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.make_compose(lines)
+    return bench_lsp().make_compose(lines)
 
 
 def _texts():

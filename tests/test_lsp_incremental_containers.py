@@ -23,7 +23,7 @@ pytest.importorskip("pygls")
 from sglang_lsp.lsp.documents import open_snapshot, with_tree  # noqa: E402
 from test_lsp_incremental import _same  # noqa: E402
 from test_lsp_incremental_list import as_list  # noqa: E402
-from test_lsp_incremental_yaml import PIECES, ROOT, SEEDS, _edit, _random_walk, _replace  # noqa: E402
+from test_lsp_incremental_yaml import PIECES, SEEDS, _edit, _random_walk, _replace, bench_lsp  # noqa: E402
 
 POD = """apiVersion: apps/v1
 kind: Deployment
@@ -155,12 +155,7 @@ spec:
 
 
 def _bench_pod(containers: int = 8) -> str:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_lsp", ROOT / "bench" / "bench_lsp.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.make_pod_containers(containers)
+    return bench_lsp().make_pod_containers(containers)
 
 
 def _texts():

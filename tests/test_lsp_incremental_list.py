@@ -14,9 +14,9 @@ from sglang_lsp.engine.incremental import recheck
 
 pytest.importorskip("pygls")
 
-from sglang_lsp.lsp.documents import open_snapshot, with_tree  # noqa: E402
+from sglang_lsp.lsp.documents import open_snapshot  # noqa: E402
 from test_lsp_incremental_yaml import (MANIFEST, OPERATORS, SEEDS, WITHOUT_CONFIGMAP, _bench_manifest,  # noqa: E402
-                                       _edit, _fixture_manifest, _random_edit, _random_walk, _replace)
+                                       _fixture_manifest, _random_edit, _random_walk, _replace)
 
 
 def as_list(text: str, kind: str = "List") -> str:

@@ -4,6 +4,8 @@ manifests, each version re-checked from the previous version's result."""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import random
 import re
@@ -161,13 +163,18 @@ PIECES = [" --tp 4", "😀", "日本 ", "\n", "\n---\n", "---\n", "- --dtype\n",
           "  - name: extra\n    image: lmsysorg/sglang:latest\n    command: [python3, -m, sglang.launch_server]\n"]
 
 
-def _bench_manifest() -> str:
-    import importlib.util
-
+@functools.cache
+def bench_lsp():
+    """``bench/bench_lsp.py`` as a module: its generators of large files (scripts, manifests,
+    Compose files, pods, block scalars) feed the edit storms of these tests."""
     spec = importlib.util.spec_from_file_location("bench_lsp", ROOT / "bench" / "bench_lsp.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.make_yaml(300)
+    return module
+
+
+def _bench_manifest() -> str:
+    return bench_lsp().make_yaml(300)
 
 
 def _fixture_manifest() -> str:
